@@ -1,0 +1,617 @@
+/**
+ * stdio-bridge throughput, side by side: `server-everything`'s `echo` tool reached directly over
+ * stdio, and through supergateway (--stateful), mcp-proxy and `thv run` over streamable HTTP. One
+ * session per contender, N connections, contenders measured one after another in one run.
+ *
+ *   node --import tsx bench/bridge.ts [--duration 10] [--connections 16] [--warmup 1]
+ *     [--only direct,direct-sdk,supergateway,mcp-proxy,thv] [--json] [--assert] [--require thv]
+ *     [--peer-logs] [--thv "<command prefix>"]
+ *
+ * See bench/README.md for what is measured and how.
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  ECHO_MESSAGE,
+  ECHO_TEXT,
+  PROTOCOL_VERSION,
+  closeSession,
+  isEchoResult,
+  openSession,
+  runLoad,
+  warmUp,
+  type RpcEnvelope,
+} from './lib/mcp-http.js';
+import {
+  freePort,
+  killAllGroupsSync,
+  killGroup,
+  spawnGroup,
+  tailFile,
+  waitForPort,
+  withTimeout,
+  type Group,
+} from './lib/proc.js';
+import { startCpuProbe, type CpuProbe, type CpuSplit } from './lib/cpu.js';
+import { closedLoop, type LatencySummary } from './lib/stats.js';
+import { LeanStdioClient } from './lib/stdio-client.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(ROOT, 'node_modules', '.bin');
+const SERVER_BIN = path.join(BIN, 'mcp-server-everything');
+
+const CONTENDERS = ['direct', 'direct-sdk', 'supergateway', 'mcp-proxy', 'thv'] as const;
+type ContenderId = (typeof CONTENDERS)[number];
+
+const LABELS: Record<ContenderId, string> = {
+  direct: 'direct stdio (lean client)',
+  'direct-sdk': 'direct stdio (SDK Client)',
+  supergateway: 'supergateway --stateful',
+  'mcp-proxy': 'mcp-proxy',
+  thv: 'thv run (stdio bridge)',
+};
+
+const LOAD_AT_START = os.loadavg()[0] ?? NaN;
+
+/** Cores used by unrelated processes above which a measurement is flagged as disturbed. */
+const OTHER_CPU_WARN = 0.25;
+
+/** Phase deadlines (ms). */
+const LIMITS = {
+  spawnListen: 20_000,
+  handshake: 10_000,
+  stdioInit: 10_000,
+  drain: 5_000,
+  teardown: 10_000,
+} as const;
+
+// ---- options ----
+
+interface Options {
+  duration: number;
+  connections: number;
+  warmup: number;
+  only: ContenderId[];
+  json: boolean;
+  assert: boolean;
+  require: ContenderId[];
+  peerLogs: boolean;
+  /** Command prefix that starts thv (default: node bin/thv.js). */
+  thv: string[] | undefined;
+}
+
+const USAGE = `usage: node --import tsx bench/bridge.ts [options]
+  --duration <s>       measured seconds per contender (default 10)
+  --connections <n>    connections / requests in flight (default 16)
+  --warmup <s>         warm-up seconds per contender, not measured (default 1)
+  --only <list>        comma list of ${CONTENDERS.join(',')} (default: all)
+  --json               also write bench/results/bridge-<timestamp>.json
+  --assert             exit 1 when a target ratio is missed
+  --require <list>     exit 1 when one of these contenders could not be measured (e.g. thv)
+  --peer-logs          run supergateway at its default log level (info: logs every message)
+  --thv <command>      how to start thv, split on spaces (default: "node bin/thv.js"); e.g.
+                       --thv "node --import tsx src/cli/main.ts"`;
+
+function contenderList(value: string | undefined, flag: string): ContenderId[] {
+  if (value === undefined || value === '') return [];
+  const ids = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const id of ids) {
+    if (!(CONTENDERS as readonly string[]).includes(id)) throw new Error(`${flag}: unknown contender "${id}"`);
+  }
+  return ids as ContenderId[];
+}
+
+function positive(value: string | undefined, fallback: number, flag: string, integer: boolean): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new Error(`${flag}: expected a positive ${integer ? 'integer' : 'number'}, got "${value}"`);
+  }
+  return n;
+}
+
+function parseOptions(argv: string[]): Options | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      warmup: { type: 'string' },
+      only: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      assert: { type: 'boolean', default: false },
+      require: { type: 'string' },
+      'peer-logs': { type: 'boolean', default: false },
+      thv: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help === true) return 'help';
+  const only = contenderList(values.only, '--only');
+  return {
+    duration: positive(values.duration, 10, '--duration', false),
+    connections: positive(values.connections, 16, '--connections', true),
+    warmup: positive(values.warmup, 1, '--warmup', false),
+    only: only.length > 0 ? only : [...CONTENDERS],
+    json: values.json === true,
+    assert: values.assert === true,
+    require: contenderList(values.require, '--require'),
+    peerLogs: values['peer-logs'] === true,
+    thv: values.thv === undefined ? undefined : values.thv.split(/\s+/).filter((s) => s !== ''),
+  };
+}
+
+// ---- results ----
+
+interface Measured {
+  id: ContenderId;
+  label: string;
+  status: 'measured';
+  /** Good (echoed, 2xx) responses per second over the measured window. */
+  rps: number;
+  good: number;
+  /** Everything that was not a good response: connection errors, timeouts, non-2xx, bad 2xx. */
+  errors: number;
+  detail: Record<string, unknown>;
+  seconds: number;
+  latencyMs: LatencySummary;
+  /** How responses arrived: stdio lines, JSON bodies or SSE streams. */
+  answers: 'stdio' | 'json' | 'sse' | 'mixed';
+  /** CPU use during the measured window, in cores (Linux only). */
+  cpu?: CpuSplit;
+  warnings: string[];
+}
+
+interface Unmeasured {
+  id: ContenderId;
+  label: string;
+  status: 'unavailable' | 'failed';
+  reason: string;
+}
+
+type Outcome = Measured | Unmeasured;
+
+class Unavailable extends Error {}
+
+// ---- direct stdio ----
+
+async function measureDirectLean(opts: Options): Promise<Measured> {
+  const client = LeanStdioClient.spawn(SERVER_BIN, []);
+  try {
+    await withTimeout(client.initialize(PROTOCOL_VERSION), LIMITS.stdioInit, 'stdio initialize');
+    const params = { name: 'echo', arguments: { message: ECHO_MESSAGE } };
+    const cpu = cpuWindow({ pgids: [client.group.pid] });
+    const loop = await closedLoop({
+      concurrency: opts.connections,
+      warmupMs: opts.warmup * 1000,
+      durationMs: opts.duration * 1000,
+      drainMs: LIMITS.drain,
+      call: async () => isEchoResult((await client.request('tools/call', params)) as RpcEnvelope),
+      onWindow: cpu.onWindow,
+    });
+    const warnings: string[] = [];
+    if (loop.stuck > 0) warnings.push(`${loop.stuck} requests never answered`);
+    if (client.junkLines > 0) warnings.push(`${client.junkLines} non-JSON lines on stdout`);
+    return {
+      id: 'direct',
+      label: LABELS.direct,
+      status: 'measured',
+      rps: loop.good / loop.seconds,
+      good: loop.good,
+      errors: loop.errors,
+      detail: { failedCalls: loop.errors },
+      seconds: loop.seconds,
+      latencyMs: loop.latency,
+      answers: 'stdio',
+      ...cpu.result(),
+      warnings,
+    };
+  } finally {
+    await client.close();
+  }
+}
+
+async function measureDirectSdk(opts: Options): Promise<Measured> {
+  const transport = new StdioClientTransport({ command: SERVER_BIN, args: [], stderr: 'ignore' });
+  const client = new Client({ name: 'thv-bench', version: '0.0.0' });
+  try {
+    await withTimeout(client.connect(transport), LIMITS.stdioInit, 'SDK connect');
+    const cpu = cpuWindow({ pids: transport.pid === null ? [] : [transport.pid] });
+    const loop = await closedLoop({
+      concurrency: opts.connections,
+      warmupMs: opts.warmup * 1000,
+      durationMs: opts.duration * 1000,
+      drainMs: LIMITS.drain,
+      call: async () => {
+        const res = await client.callTool({ name: 'echo', arguments: { message: ECHO_MESSAGE } }, undefined, {
+          timeout: 10_000,
+        });
+        const content = res.content as Array<{ type?: string; text?: string }> | undefined;
+        return Array.isArray(content) && content.some((c) => c.text === ECHO_TEXT);
+      },
+      onWindow: cpu.onWindow,
+    });
+    return {
+      id: 'direct-sdk',
+      label: LABELS['direct-sdk'],
+      status: 'measured',
+      rps: loop.good / loop.seconds,
+      good: loop.good,
+      errors: loop.errors,
+      detail: { failedCalls: loop.errors },
+      seconds: loop.seconds,
+      latencyMs: loop.latency,
+      answers: 'stdio',
+      ...cpu.result(),
+      warnings: loop.stuck > 0 ? [`${loop.stuck} requests never answered`] : [],
+    };
+  } finally {
+    await withTimeout(client.close(), LIMITS.teardown, 'SDK close').catch(() => undefined);
+  }
+}
+
+/** A CPU probe bound to a closed loop's measured window. */
+function cpuWindow(target: { pgids?: number[]; pids?: number[] }): {
+  onWindow: (edge: 'start' | 'end') => void;
+  result: () => { cpu?: CpuSplit };
+} {
+  let probe: CpuProbe | undefined;
+  let split: CpuSplit | undefined;
+  return {
+    onWindow: (edge) => {
+      if (edge === 'start') probe = startCpuProbe(target);
+      else split = probe?.stop();
+    },
+    result: () => (split === undefined ? {} : { cpu: split }),
+  };
+}
+
+// ---- HTTP contenders ----
+
+interface Launch {
+  command: string;
+  args: string[];
+  /** Path of the MCP endpoint on the proxy port. */
+  endpoint: string;
+}
+
+function launchFor(id: 'supergateway' | 'mcp-proxy' | 'thv', port: number, opts: Options): Launch {
+  switch (id) {
+    case 'supergateway':
+      return {
+        command: path.join(BIN, 'supergateway'),
+        args: [
+          '--stdio',
+          SERVER_BIN,
+          '--outputTransport',
+          'streamableHttp',
+          '--stateful',
+          '--port',
+          String(port),
+          ...(opts.peerLogs ? [] : ['--logLevel', 'none']),
+        ],
+        endpoint: '/mcp',
+      };
+    case 'mcp-proxy':
+      return {
+        command: path.join(BIN, 'mcp-proxy'),
+        args: ['--port', String(port), '--host', '127.0.0.1', '--', SERVER_BIN],
+        endpoint: '/mcp',
+      };
+    case 'thv': {
+      let prefix = opts.thv;
+      if (prefix === undefined) {
+        const entry = path.join(ROOT, 'bin', 'thv.js');
+        const built = path.join(ROOT, 'dist', 'cli', 'thv.js');
+        if (!existsSync(entry)) throw new Unavailable(`${path.relative(ROOT, entry)} does not exist`);
+        if (!existsSync(built)) throw new Unavailable(`${path.relative(ROOT, built)} is not built (npm run build)`);
+        prefix = [process.execPath, entry];
+      }
+      const [command = process.execPath, ...rest] = prefix;
+      return {
+        command,
+        args: [
+          ...rest,
+          'run',
+          '--runtime',
+          'process',
+          '--foreground',
+          '--transport',
+          'stdio',
+          '--proxy-port',
+          String(port),
+          SERVER_BIN,
+        ],
+        endpoint: '/mcp',
+      };
+    }
+  }
+}
+
+async function measureHttp(
+  id: 'supergateway' | 'mcp-proxy' | 'thv',
+  opts: Options,
+  logDir: string,
+): Promise<Measured> {
+  const port = await freePort();
+  const launch = launchFor(id, port, opts);
+  const logFile = path.join(logDir, `${id}.log`);
+  const group: Group = spawnGroup(id, launch.command, launch.args, { logFile, cwd: ROOT });
+  const url = `http://127.0.0.1:${port}${launch.endpoint}`;
+  const fail = (what: string, err: unknown): never => {
+    const tail = tailFile(logFile, 800);
+    const message = `${what}: ${err instanceof Error ? err.message : String(err)}${tail ? `\n      log tail: ${tail.replace(/\n/g, '\n      ')}` : ''}`;
+    throw id === 'thv' ? new Unavailable(message) : new Error(message);
+  };
+  try {
+    await waitForPort(port, { timeoutMs: LIMITS.spawnListen, group }).catch((err: unknown) => fail('start', err));
+    const session = await withTimeout(openSession(url, LIMITS.handshake), LIMITS.handshake * 3, 'handshake').catch(
+      (err: unknown) => fail('handshake', err),
+    );
+    await warmUp(session, opts.connections, opts.warmup).catch((err: unknown) => fail('warm-up', err));
+    const probe = startCpuProbe({ pgids: [group.pid] });
+    const load = await runLoad(session, { connections: opts.connections, seconds: opts.duration, firstId: 1 });
+    const cpu = probe.stop();
+    await closeSession(session, 2000);
+
+    const warnings: string[] = [];
+    if (load.sampleFailures > 0) {
+      warnings.push(`${load.sampleFailures}/${load.sampled} sampled responses did not match: ${load.sampleFailureExample ?? ''}`);
+    }
+    if (group.hasExited()) warnings.push('process exited during the run');
+    const { json, sse } = load.bodies;
+    return {
+      id,
+      label: LABELS[id],
+      status: 'measured',
+      rps: load.good / load.seconds,
+      good: load.good,
+      errors: load.errors + load.non2xx + load.bad2xx,
+      detail: {
+        connectionErrors: load.errors,
+        timeouts: load.timeouts,
+        non2xx: load.non2xx,
+        bad2xx: load.bad2xx,
+        statusCodes: load.statusCodes,
+        sampled: load.sampled,
+        sampleFailures: load.sampleFailures,
+        autocannonMeanRps: load.autocannonMeanRps,
+        contentType: session.contentType,
+        command: [launch.command, ...launch.args].join(' '),
+      },
+      seconds: load.seconds,
+      latencyMs: load.latency,
+      answers: json > 0 && sse > 0 ? 'mixed' : sse > 0 ? 'sse' : 'json',
+      ...(cpu === undefined ? {} : { cpu }),
+      warnings,
+    };
+  } finally {
+    const { clean } = await killGroup(group);
+    if (!clean) process.stderr.write(`  (${id} needed SIGKILL to stop)\n`);
+  }
+}
+
+async function measure(id: ContenderId, opts: Options, logDir: string): Promise<Outcome> {
+  const budget = (opts.warmup + opts.duration) * 1000 + 90_000;
+  try {
+    const run =
+      id === 'direct'
+        ? measureDirectLean(opts)
+        : id === 'direct-sdk'
+          ? measureDirectSdk(opts)
+          : measureHttp(id, opts, logDir);
+    return await withTimeout(run, budget, `${id} measurement`);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return { id, label: LABELS[id], status: err instanceof Unavailable ? 'unavailable' : 'failed', reason };
+  }
+}
+
+// ---- reporting ----
+
+interface Ratio {
+  name: string;
+  value: number | null;
+  target: number;
+  pass: boolean;
+  note?: string;
+}
+
+function ratios(outcomes: Outcome[]): Ratio[] {
+  const byId = new Map(outcomes.map((o) => [o.id, o]));
+  const thv = byId.get('thv');
+  const pairs: Array<[ContenderId, number]> = [
+    ['supergateway', 3.0],
+    ['mcp-proxy', 3.0],
+    ['direct', 0.4],
+  ];
+  return pairs.map(([other, target]) => {
+    const name = `thv / ${other}`;
+    const peer = byId.get(other);
+    if (thv?.status !== 'measured') return { name, value: null, target, pass: false, note: 'thv not measured' };
+    if (peer?.status !== 'measured') return { name, value: null, target, pass: false, note: `${other} not measured` };
+    const value = peer.rps > 0 ? thv.rps / peer.rps : null;
+    return { name, value, target, pass: value !== null && value >= target };
+  });
+}
+
+function fmt(n: number, digits = 0): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length))) ?? [];
+  return rows
+    .map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  '))
+    .join('\n');
+}
+
+function report(outcomes: Outcome[], rs: Ratio[], opts: Options): string {
+  const direct = outcomes.find((o): o is Measured => o.id === 'direct' && o.status === 'measured');
+  const rows: string[][] = [
+    ['contender', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'vs direct', 'answers', 'CPU self/other'],
+  ];
+  for (const o of outcomes) {
+    if (o.status !== 'measured') {
+      rows.push([o.label, '-', '-', '-', '-', '-', o.status === 'unavailable' ? 'not available' : 'FAILED', '-']);
+      continue;
+    }
+    rows.push([
+      o.label,
+      fmt(o.rps),
+      fmt(o.latencyMs.p50, 2),
+      fmt(o.latencyMs.p99, 2),
+      String(o.errors),
+      direct !== undefined && direct.rps > 0 ? fmt(o.rps / direct.rps, 2) : '-',
+      o.answers,
+      o.cpu === undefined ? '-' : `${fmt(o.cpu.contender, 2)}/${fmt(o.cpu.other, 2)}`,
+    ]);
+  }
+  const lines = [
+    `stdio bridge throughput: server-everything echo, ${opts.connections} in flight, one session, ` +
+      `${opts.warmup}s warm-up + ${opts.duration}s measured per contender ` +
+      `(node ${process.version}, ${os.cpus().length} CPUs, load average ${fmt(LOAD_AT_START, 2)} at start)`,
+    '',
+    table(rows),
+    '',
+    'req/s: good responses (2xx carrying the echoed result) per second; errors: everything else.',
+    'CPU self/other: cores used by the contender (proxy + server) / by processes outside the benchmark.',
+  ];
+  const notes: string[] = [];
+  for (const o of outcomes) {
+    if (o.status !== 'measured') notes.push(`${o.label}: ${o.status === 'unavailable' ? 'not available' : 'failed'}: ${o.reason}`);
+    else {
+      for (const w of o.warnings) notes.push(`${o.label}: warning: ${w}`);
+      if (o.cpu !== undefined && o.cpu.other > OTHER_CPU_WARN) {
+        notes.push(
+          `${o.label}: warning: other processes used ${fmt(o.cpu.other, 2)} of ${o.cpu.cores} cores during the window; not comparable`,
+        );
+      }
+    }
+  }
+  if (notes.length > 0) lines.push('', ...notes);
+  lines.push('', 'targets:');
+  lines.push(
+    table(
+      rs.map((r) => [
+        `  ${r.name}`,
+        r.value === null ? 'n/a' : fmt(r.value, 2),
+        `(target >= ${r.target.toFixed(2)})`,
+        r.pass ? 'PASS' : r.value === null ? `FAIL (${r.note ?? 'not measured'})` : 'FAIL',
+      ]),
+    ),
+  );
+  return lines.join('\n');
+}
+
+function writeJson(outcomes: Outcome[], rs: Ratio[], opts: Options, startedAt: Date): string {
+  const dir = path.join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `bridge-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  const doc = {
+    benchmark: 'bridge',
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: {
+      node: process.version,
+      platform: process.platform,
+      arch: process.arch,
+      cpus: os.cpus().length,
+      loadAverageAtStart: LOAD_AT_START,
+    },
+    options: opts,
+    server: SERVER_BIN,
+    results: outcomes,
+    ratios: rs,
+  };
+  writeFileSync(file, JSON.stringify(doc, null, 2) + '\n');
+  return file;
+}
+
+// ---- main ----
+
+async function main(): Promise<number> {
+  let opts: Options | 'help';
+  try {
+    opts = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    return 2;
+  }
+  if (opts === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (!existsSync(SERVER_BIN)) {
+    process.stderr.write(`${SERVER_BIN} is missing; run npm install\n`);
+    return 2;
+  }
+
+  // The whole run stops by itself even if a phase deadline somehow fails to fire.
+  const overall = opts.only.length * ((opts.warmup + opts.duration) * 1000 + 120_000);
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`bench: overall deadline (${overall} ms) passed, aborting\n`);
+    killAllGroupsSync();
+    process.exit(3);
+  }, overall);
+  watchdog.unref();
+
+  const startedAt = new Date();
+  const logDir = mkdtempSync(path.join(os.tmpdir(), 'thv-bench-bridge-'));
+  const outcomes: Outcome[] = [];
+  for (const id of opts.only) {
+    process.stderr.write(`bench: ${LABELS[id]} ...\n`);
+    const outcome = await measure(id, opts, logDir);
+    process.stderr.write(
+      outcome.status === 'measured'
+        ? `bench:   ${fmt(outcome.rps)} req/s\n`
+        : `bench:   ${outcome.status}: ${outcome.reason.split('\n')[0] ?? ''}\n`,
+    );
+    outcomes.push(outcome);
+  }
+  clearTimeout(watchdog);
+
+  const rs = ratios(outcomes);
+  process.stdout.write(`\n${report(outcomes, rs, opts)}\n`);
+  if (opts.json) process.stdout.write(`\nwrote ${path.relative(ROOT, writeJson(outcomes, rs, opts, startedAt))}\n`);
+  process.stdout.write(`logs: ${logDir}\n`);
+
+  let code = 0;
+  const failed = outcomes.filter((o) => o.status === 'failed');
+  if (failed.length > 0) code = 1;
+  for (const id of opts.require) {
+    const o = outcomes.find((x) => x.id === id);
+    if (o?.status !== 'measured') {
+      process.stderr.write(`bench: required contender ${id} was not measured\n`);
+      code = 1;
+    }
+  }
+  if (opts.assert && rs.some((r) => !r.pass)) code = 1;
+  return code;
+}
+
+process.once('exit', killAllGroupsSync);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAllGroupsSync();
+    process.exit(130);
+  });
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    killAllGroupsSync();
+    process.exitCode = 1;
+  },
+);
