@@ -13,7 +13,7 @@ export async function main(argv: string[]): Promise<number> {
   const { before, after } = splitServerArgs(argv.slice(2));
   const program = new Command('thv')
     .description('Run MCP (Model Context Protocol) servers as workloads behind a secure HTTP proxy')
-    .version(VERSION, '-v, --version', 'print the version')
+    .version(VERSION, '--version', 'print the version')
     .option('--debug', 'debug-level logs (also TOOLHIVE_DEBUG=1)')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();

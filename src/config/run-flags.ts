@@ -263,6 +263,10 @@ export const RUN_FLAG_SPECS: readonly FlagSpec[] = [
 
 /** Names of the boolean flags (without dashes). */
 const BOOL_FLAGS: ReadonlySet<string> = new Set(RUN_FLAG_SPECS.filter((f) => f.kind === 'bool').map((f) => f.name));
+/** Long names of boolean flags by their short letter (`f` → `foreground`). */
+const BOOL_SHORTS: ReadonlyMap<string, string> = new Map(
+  RUN_FLAG_SPECS.filter((f) => f.short !== undefined && f.kind === 'bool').map((f) => [f.short as string, f.name]),
+);
 /** Short letters of flags that take a value. */
 const VALUE_SHORTS: ReadonlySet<string> = new Set(
   RUN_FLAG_SPECS.filter((f) => f.short !== undefined && f.kind !== 'bool').map((f) => f.short as string),
@@ -302,7 +306,8 @@ function parseGoBool(value: string): boolean | undefined {
 
 /**
  * Rewrites pflag spellings commander does not understand, up to the first `--`:
- * `--bool-flag=false` → `--no-bool-flag`, `--bool-flag=true` → `--bool-flag`, `-e=VALUE` → `-e VALUE`.
+ * `--bool-flag=false` → `--no-bool-flag`, `--bool-flag=true` → `--bool-flag`, `-f=false` → `--no-foreground`,
+ * `-e=VALUE` → `-e VALUE`.
  * An unparsable boolean (`--stateless=maybe`) is a usage error.
  */
 export function normaliseRunArgs(args: readonly string[]): string[] {
@@ -314,19 +319,18 @@ export function normaliseRunArgs(args: readonly string[]): string[] {
       break;
     }
     const long = /^--([a-z0-9-]+)=(.*)$/s.exec(arg);
-    if (long !== null && BOOL_FLAGS.has(long[1] as string)) {
-      const name = long[1] as string;
-      const parsed = parseGoBool(long[2] as string);
+    const shortBool = /^-([A-Za-z])=(.*)$/s.exec(arg);
+    const boolName = long !== null ? long[1] : shortBool !== null ? BOOL_SHORTS.get(shortBool[1] as string) : undefined;
+    if (boolName !== undefined && BOOL_FLAGS.has(boolName)) {
+      const value = ((long ?? shortBool) as RegExpExecArray)[2] as string;
+      const parsed = parseGoBool(value);
       if (parsed === undefined) {
-        throw new ThvError(
-          ErrorCodes.InvalidArgument,
-          `--${name}: expected true or false, got ${JSON.stringify(long[2])}`,
-        );
+        throw new ThvError(ErrorCodes.InvalidArgument, `--${boolName}: expected true or false, got ${JSON.stringify(value)}`);
       }
-      out.push(parsed ? `--${name}` : `--no-${name}`);
+      out.push(parsed ? `--${boolName}` : `--no-${boolName}`);
       continue;
     }
-    const short = /^-([A-Za-z])=(.*)$/s.exec(arg);
+    const short = shortBool;
     if (short !== null && VALUE_SHORTS.has(short[1] as string)) {
       out.push(`-${short[1]}`, short[2] as string);
       continue;

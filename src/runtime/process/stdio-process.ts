@@ -32,6 +32,7 @@ export class StdioProcess {
   private readonly stderrTail: string[] = [];
   private partial = '';
   private garbageLines = 0;
+  private corked = false;
   private readonly exitWaiters: Array<(info: ExitInfo) => void> = [];
   /** Settles once the OS started the process (or refused to). */
   readonly spawned: Promise<void>;
@@ -88,8 +89,18 @@ export class StdioProcess {
 
   /** Writes one message. `line` must not contain raw newlines (callers strip them). */
   send(line: string): void {
-    if (this.exited || this.child.stdin.destroyed) return;
-    this.child.stdin.write(line + '\n');
+    const stdin = this.child.stdin;
+    if (this.exited || stdin.destroyed) return;
+    // Messages written in the same tick leave in one write (requests arrive in bursts under load).
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
+    stdin.write(line + '\n');
   }
 
   /** Closes stdin, then escalates to SIGTERM and SIGKILL on the whole process group. */

@@ -25,8 +25,8 @@ export interface Pending {
   /** Progress token key as the server sees it, when the request asked for progress. */
   progressKey: string | undefined;
   clientProgressToken: JsonRpcId | undefined;
-  timer: NodeJS.Timeout | undefined;
-  startedAt: number;
+  /** When the proxy gives up waiting (epoch ms); pushed back by every message streamed for it. */
+  deadline: number;
   /** Internal requests of the proxy itself get their answer here instead of a client. */
   onAnswer: ((message: JsonRpcMessage) => void) | undefined;
   done: boolean;

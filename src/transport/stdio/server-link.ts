@@ -37,6 +37,7 @@ export class ServerLink {
   private sessionless = 0;
   private nextId = 1;
   private stopping = false;
+  private sweeper: NodeJS.Timeout | undefined;
   exited: ExitInfo | undefined;
   /** Called once when the process is gone, after every waiting request was answered. */
   onExit: ((info: ExitInfo) => void) | undefined;
@@ -83,6 +84,7 @@ export class ServerLink {
       this.fail(p, 502, errorMessage(p.clientId, JSONRPC_SERVER_ERROR, reason));
     }
     for (const s of this.sessions) s.stream?.end();
+    if (this.sweeper) clearInterval(this.sweeper);
     this.onExit?.(info);
   };
 
@@ -141,7 +143,7 @@ export class ServerLink {
     const p: Pending = {
       upstreamKey: idKey(id), clientId: id, idRewritten: false, session: undefined, res: undefined,
       acceptJson: true, acceptSse: false, sse: undefined, headers: undefined, transforms: [],
-      progressKey: undefined, clientProgressToken: undefined, timer: undefined, startedAt: Date.now(),
+      progressKey: undefined, clientProgressToken: undefined, deadline: 0,
       onAnswer, done: false,
     };
     this.pending.set(p.upstreamKey, p);
@@ -294,7 +296,6 @@ export class ServerLink {
   /** Removes `p` from every index. */
   private settle(p: Pending): void {
     p.done = true;
-    if (p.timer) clearTimeout(p.timer);
     this.pending.delete(p.upstreamKey);
     if (p.progressKey !== undefined) this.progress.delete(p.progressKey);
     if (p.session) {
@@ -305,10 +306,21 @@ export class ServerLink {
     }
   }
 
+  /**
+   * Deadlines instead of a timer per request: one sweep a second over what is in flight costs less on
+   * the hot path than arming and clearing a timer for every message.
+   */
   private armTimer(p: Pending): void {
-    if (p.timer) clearTimeout(p.timer);
-    p.timer = setTimeout(() => this.onTimeout(p), this.options.requestTimeoutMs);
-    p.timer.unref();
+    p.deadline = Date.now() + this.options.requestTimeoutMs;
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.sweepDeadlines(), Math.min(1000, this.options.requestTimeoutMs));
+      this.sweeper.unref();
+    }
+  }
+
+  private sweepDeadlines(): void {
+    const now = Date.now();
+    for (const p of this.pending.values()) if (p.deadline <= now) this.onTimeout(p);
   }
 
   private onTimeout(p: Pending): void {
@@ -331,6 +343,7 @@ export class ServerLink {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.sweeper) clearInterval(this.sweeper);
     await this.proc?.stop();
   }
 }

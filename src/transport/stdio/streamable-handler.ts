@@ -122,22 +122,21 @@ export function forward(
   }
   if (shared && session && answeredLocally(bridge, ctx, session, msg, newSessionHeaders)) return;
 
-  const accept = firstHeader(ctx.req.headers.accept);
+  const accept = acceptsOf(firstHeader(ctx.req.headers.accept));
   const p: Pending = {
     upstreamKey: idKey(id),
     clientId: id,
     idRewritten: false,
     session,
     res: streamable ? ctx.res : undefined,
-    acceptJson: accept === undefined || accepts(accept, 'application/json'),
-    acceptSse: accepts(accept, 'text/event-stream'),
+    acceptJson: accept.json,
+    acceptSse: accept.sse,
     sse: undefined,
     headers: newSessionHeaders,
     transforms: ctx.responseTransforms,
     progressKey: undefined,
     clientProgressToken: undefined,
-    timer: undefined,
-    startedAt: Date.now(),
+    deadline: 0,
     onAnswer: undefined,
     done: false,
   };
@@ -153,6 +152,19 @@ export function forward(
   if (shared && call.method === 'resources/subscribe' && session) trackSubscription(bridge, session, call.resourceId, p);
   if (!streamable) accepted();
   link.forwardRequest(p, msg, ctx.messageChanged ? undefined : lineOf(ctx, msg));
+}
+
+/** Clients send the same Accept header over and over: parse each distinct value once. */
+const acceptCache = new Map<string, { json: boolean; sse: boolean }>();
+function acceptsOf(header: string | undefined): { json: boolean; sse: boolean } {
+  if (header === undefined) return { json: true, sse: false };
+  let parsed = acceptCache.get(header);
+  if (!parsed) {
+    parsed = { json: accepts(header, 'application/json'), sse: accepts(header, 'text/event-stream') };
+    if (acceptCache.size > 64) acceptCache.clear();
+    acceptCache.set(header, parsed);
+  }
+  return parsed;
 }
 
 /** The message as one line for the server's stdin: the received bytes unless a stage changed it. */
