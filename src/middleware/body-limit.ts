@@ -25,10 +25,20 @@ export function bodyLimit(maxBytes: number = DEFAULT_MAX_BODY_BYTES): NamedMiddl
   };
 }
 
+/** Past this much discarded upload the connection is cut rather than drained. */
+const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
+
 function reject(ctx: ProxyContext, message: string): void {
-  // The rest of the upload is not read: close the connection once the answer is out.
-  sendJsonRpcError(ctx.res, 413, undefined, JSONRPC_INVALID_REQUEST, message, { Connection: 'close' });
-  ctx.res.once('finish', () => ctx.req.destroy());
+  sendJsonRpcError(ctx.res, 413, undefined, JSONRPC_INVALID_REQUEST, message);
+  // Drain (and drop) the rest of the upload so that the client gets to read the 413 instead of a reset
+  // connection; a client that keeps sending far past the limit is cut off.
+  const { req } = ctx;
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > MAX_DISCARD_BYTES) req.destroy();
+  });
+  req.resume();
 }
 
 function readBody(ctx: ProxyContext, maxBytes: number): Promise<Buffer | undefined> {
