@@ -330,9 +330,8 @@ export function normaliseRunArgs(args: readonly string[]): string[] {
       out.push(parsed ? `--${boolName}` : `--no-${boolName}`);
       continue;
     }
-    const short = shortBool;
-    if (short !== null && VALUE_SHORTS.has(short[1] as string)) {
-      out.push(`-${short[1]}`, short[2] as string);
+    if (shortBool !== null && VALUE_SHORTS.has(shortBool[1] as string)) {
+      out.push(`-${shortBool[1]}`, shortBool[2] as string);
       continue;
     }
     out.push(arg);

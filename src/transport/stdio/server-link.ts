@@ -123,7 +123,7 @@ export class ServerLink {
     } else if (this.options.mode === 'shared') {
       this.sessionless++;
     }
-    this.armTimer(p);
+    this.extendDeadline(p);
     this.proc!.send(outgoing);
   }
 
@@ -147,7 +147,7 @@ export class ServerLink {
       onAnswer, done: false,
     };
     this.pending.set(p.upstreamKey, p);
-    this.armTimer(p);
+    this.extendDeadline(p);
     this.proc?.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
   }
 
@@ -243,7 +243,7 @@ export class ServerLink {
       if (!p.sse && p.acceptSse && !p.res.headersSent) p.sse = new SseWriter(p.res, p.headers);
       if (p.sse) {
         p.sse.message(json);
-        this.armTimer(p);
+        this.extendDeadline(p);
         return true;
       }
     } else if (!p.res && p.session) {
@@ -310,7 +310,7 @@ export class ServerLink {
    * Deadlines instead of a timer per request: one sweep a second over what is in flight costs less on
    * the hot path than arming and clearing a timer for every message.
    */
-  private armTimer(p: Pending): void {
+  private extendDeadline(p: Pending): void {
     p.deadline = Date.now() + this.options.requestTimeoutMs;
     if (!this.sweeper) {
       this.sweeper = setInterval(() => this.sweepDeadlines(), Math.min(1000, this.options.requestTimeoutMs));
