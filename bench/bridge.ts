@@ -3,7 +3,7 @@
  * stdio, and through supergateway (--stateful), mcp-proxy and `thv run` over streamable HTTP. One
  * session per contender, N connections, contenders measured one after another in one run.
  *
- *   node --import tsx bench/bridge.ts [--duration 10] [--connections 16] [--warmup 1]
+ *   node --import tsx bench/bridge.ts [--duration 10] [--connections 16] [--warmup 1] [--rounds 3]
  *     [--only direct,direct-sdk,supergateway,mcp-proxy,thv] [--json] [--assert] [--require thv]
  *     [--peer-logs] [--thv "<command prefix>"]
  *
@@ -76,6 +76,8 @@ interface Options {
   duration: number;
   connections: number;
   warmup: number;
+  /** Every contender is measured once per round; the order flips each round; medians are reported. */
+  rounds: number;
   only: ContenderId[];
   json: boolean;
   assert: boolean;
@@ -83,19 +85,25 @@ interface Options {
   peerLogs: boolean;
   /** Command prefix that starts thv (default: node bin/thv.js). */
   thv: string[] | undefined;
+  /** Extra `thv run` flags (e.g. telemetry and audit, to measure their overhead). */
+  thvArgs: string[];
 }
 
 const USAGE = `usage: node --import tsx bench/bridge.ts [options]
   --duration <s>       measured seconds per contender (default 10)
   --connections <n>    connections / requests in flight (default 16)
   --warmup <s>         warm-up seconds per contender, not measured (default 1)
+  --rounds <n>         rounds; each measures every contender, order flipped every round; the
+                       report gives each contender's median round and each ratio's median (default 3)
   --only <list>        comma list of ${CONTENDERS.join(',')} (default: all)
   --json               also write bench/results/bridge-<timestamp>.json
   --assert             exit 1 when a target ratio is missed
   --require <list>     exit 1 when one of these contenders could not be measured (e.g. thv)
   --peer-logs          run supergateway at its default log level (info: logs every message)
   --thv <command>      how to start thv, split on spaces (default: "node bin/thv.js"); e.g.
-                       --thv "node --import tsx src/cli/main.ts"`;
+                       --thv "node --import tsx src/cli/main.ts"
+  --thv-args <flags>   extra flags for \`thv run\`, split on spaces; e.g. to measure observability:
+                       --thv-args="--enable-audit --otel-endpoint http://127.0.0.1:4318 --otel-insecure"`;
 
 function contenderList(value: string | undefined, flag: string): ContenderId[] {
   if (value === undefined || value === '') return [];
@@ -122,12 +130,14 @@ function parseOptions(argv: string[]): Options | 'help' {
       duration: { type: 'string' },
       connections: { type: 'string' },
       warmup: { type: 'string' },
+      rounds: { type: 'string' },
       only: { type: 'string' },
       json: { type: 'boolean', default: false },
       assert: { type: 'boolean', default: false },
       require: { type: 'string' },
       'peer-logs': { type: 'boolean', default: false },
       thv: { type: 'string' },
+      'thv-args': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -139,12 +149,14 @@ function parseOptions(argv: string[]): Options | 'help' {
     duration: positive(values.duration, 10, '--duration', false),
     connections: positive(values.connections, 16, '--connections', true),
     warmup: positive(values.warmup, 1, '--warmup', false),
+    rounds: positive(values.rounds, 3, '--rounds', true),
     only: only.length > 0 ? only : [...CONTENDERS],
     json: values.json === true,
     assert: values.assert === true,
     require: contenderList(values.require, '--require'),
     peerLogs: values['peer-logs'] === true,
     thv: values.thv === undefined ? undefined : values.thv.split(/\s+/).filter((s) => s !== ''),
+    thvArgs: (values['thv-args'] ?? '').split(/\s+/).filter((s) => s !== ''),
   };
 }
 
@@ -327,6 +339,7 @@ function launchFor(id: 'supergateway' | 'mcp-proxy' | 'thv', port: number, opts:
           'stdio',
           '--proxy-port',
           String(port),
+          ...opts.thvArgs,
           SERVER_BIN,
         ],
         endpoint: '/mcp',
@@ -422,11 +435,21 @@ interface Ratio {
   target: number;
   pass: boolean;
   note?: string;
+  /** The ratio in each round that measured both sides. */
+  rounds?: number[];
 }
 
-function ratios(outcomes: Outcome[]): Ratio[] {
-  const byId = new Map(outcomes.map((o) => [o.id, o]));
-  const thv = byId.get('thv');
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * Each ratio is taken within a round (contenders measured minutes apart drift with the machine's other
+ * load), then the median over rounds is reported.
+ */
+function ratios(rounds: Outcome[][]): Ratio[] {
   const pairs: Array<[ContenderId, number]> = [
     ['supergateway', 3.0],
     ['mcp-proxy', 3.0],
@@ -434,12 +457,32 @@ function ratios(outcomes: Outcome[]): Ratio[] {
   ];
   return pairs.map(([other, target]) => {
     const name = `thv / ${other}`;
-    const peer = byId.get(other);
-    if (thv?.status !== 'measured') return { name, value: null, target, pass: false, note: 'thv not measured' };
-    if (peer?.status !== 'measured') return { name, value: null, target, pass: false, note: `${other} not measured` };
-    const value = peer.rps > 0 ? thv.rps / peer.rps : null;
-    return { name, value, target, pass: value !== null && value >= target };
+    const perRound: number[] = [];
+    let note: string | undefined;
+    for (const outcomes of rounds) {
+      const byId = new Map(outcomes.map((o) => [o.id, o]));
+      const thv = byId.get('thv');
+      const peer = byId.get(other);
+      if (thv?.status !== 'measured') note = 'thv not measured';
+      else if (peer?.status !== 'measured') note = `${other} not measured`;
+      else if (peer.rps > 0) perRound.push(thv.rps / peer.rps);
+    }
+    if (perRound.length === 0) return { name, value: null, target, pass: false, note: note ?? 'not measured' };
+    const value = median(perRound);
+    return { name, value, target, pass: value >= target, rounds: perRound };
   });
+}
+
+/** Per contender, the round with the median req/s (or the last failure when no round measured it). */
+function medianOutcomes(rounds: Outcome[][], order: readonly ContenderId[]): Outcome[] {
+  const result: Outcome[] = [];
+  for (const id of order) {
+    const all = rounds.flatMap((r) => r.filter((o) => o.id === id));
+    const measured = all.filter((o): o is Measured => o.status === 'measured').sort((a, b) => a.rps - b.rps);
+    const pick = measured.length > 0 ? measured[(measured.length - 1) >> 1] : all[all.length - 1];
+    if (pick !== undefined) result.push(pick);
+  }
+  return result;
 }
 
 function fmt(n: number, digits = 0): string {
@@ -456,7 +499,7 @@ function table(rows: string[][]): string {
 function report(outcomes: Outcome[], rs: Ratio[], opts: Options): string {
   const direct = outcomes.find((o): o is Measured => o.id === 'direct' && o.status === 'measured');
   const rows: string[][] = [
-    ['contender', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'vs direct', 'answers', 'CPU self/other'],
+    ['contender', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'vs direct', 'answers', 'CPU self/load/other'],
   ];
   for (const o of outcomes) {
     if (o.status !== 'measured') {
@@ -471,18 +514,19 @@ function report(outcomes: Outcome[], rs: Ratio[], opts: Options): string {
       String(o.errors),
       direct !== undefined && direct.rps > 0 ? fmt(o.rps / direct.rps, 2) : '-',
       o.answers,
-      o.cpu === undefined ? '-' : `${fmt(o.cpu.contender, 2)}/${fmt(o.cpu.other, 2)}`,
+      o.cpu === undefined ? '-' : `${fmt(o.cpu.contender, 2)}/${fmt(o.cpu.harness, 2)}/${fmt(o.cpu.other, 2)}`,
     ]);
   }
   const lines = [
     `stdio bridge throughput: server-everything echo, ${opts.connections} in flight, one session, ` +
-      `${opts.warmup}s warm-up + ${opts.duration}s measured per contender ` +
+      `${opts.warmup}s warm-up + ${opts.duration}s measured per contender, median of ${opts.rounds} rounds ` +
       `(node ${process.version}, ${os.cpus().length} CPUs, load average ${fmt(LOAD_AT_START, 2)} at start)`,
     '',
     table(rows),
     '',
     'req/s: good responses (2xx carrying the echoed result) per second; errors: everything else.',
-    'CPU self/other: cores used by the contender (proxy + server) / by processes outside the benchmark.',
+    'CPU self/load/other: cores used by the contender (proxy + server) / by the load generator (this process) /\n' +
+      '  by processes outside the benchmark.',
   ];
   const notes: string[] = [];
   for (const o of outcomes) {
@@ -504,6 +548,7 @@ function report(outcomes: Outcome[], rs: Ratio[], opts: Options): string {
         `  ${r.name}`,
         r.value === null ? 'n/a' : fmt(r.value, 2),
         `(target >= ${r.target.toFixed(2)})`,
+        r.rounds === undefined ? '' : `rounds: ${r.rounds.map((v) => fmt(v, 2)).join(' ')}`,
         r.pass ? 'PASS' : r.value === null ? `FAIL (${r.note ?? 'not measured'})` : 'FAIL',
       ]),
     ),
@@ -511,7 +556,7 @@ function report(outcomes: Outcome[], rs: Ratio[], opts: Options): string {
   return lines.join('\n');
 }
 
-function writeJson(outcomes: Outcome[], rs: Ratio[], opts: Options, startedAt: Date): string {
+function writeJson(outcomes: Outcome[], rounds: Outcome[][], rs: Ratio[], opts: Options, startedAt: Date): string {
   const dir = path.join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `bridge-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
@@ -529,6 +574,7 @@ function writeJson(outcomes: Outcome[], rs: Ratio[], opts: Options, startedAt: D
     options: opts,
     server: SERVER_BIN,
     results: outcomes,
+    rounds,
     ratios: rs,
   };
   writeFileSync(file, JSON.stringify(doc, null, 2) + '\n');
@@ -555,7 +601,7 @@ async function main(): Promise<number> {
   }
 
   // The whole run stops by itself even if a phase deadline somehow fails to fire.
-  const overall = opts.only.length * ((opts.warmup + opts.duration) * 1000 + 120_000);
+  const overall = opts.rounds * opts.only.length * ((opts.warmup + opts.duration) * 1000 + 120_000);
   const watchdog = setTimeout(() => {
     process.stderr.write(`bench: overall deadline (${overall} ms) passed, aborting\n`);
     killAllGroupsSync();
@@ -565,22 +611,28 @@ async function main(): Promise<number> {
 
   const startedAt = new Date();
   const logDir = mkdtempSync(path.join(os.tmpdir(), 'thv-bench-bridge-'));
-  const outcomes: Outcome[] = [];
-  for (const id of opts.only) {
-    process.stderr.write(`bench: ${LABELS[id]} ...\n`);
-    const outcome = await measure(id, opts, logDir);
-    process.stderr.write(
-      outcome.status === 'measured'
-        ? `bench:   ${fmt(outcome.rps)} req/s\n`
-        : `bench:   ${outcome.status}: ${outcome.reason.split('\n')[0] ?? ''}\n`,
-    );
-    outcomes.push(outcome);
+  const rounds: Outcome[][] = [];
+  for (let round = 0; round < opts.rounds; round++) {
+    const order = round % 2 === 0 ? opts.only : [...opts.only].reverse();
+    const outcomes: Outcome[] = [];
+    for (const id of order) {
+      process.stderr.write(`bench: round ${round + 1}/${opts.rounds}: ${LABELS[id]} ...\n`);
+      const outcome = await measure(id, opts, logDir);
+      process.stderr.write(
+        outcome.status === 'measured'
+          ? `bench:   ${fmt(outcome.rps)} req/s\n`
+          : `bench:   ${outcome.status}: ${outcome.reason.split('\n')[0] ?? ''}\n`,
+      );
+      outcomes.push(outcome);
+    }
+    rounds.push(outcomes);
   }
   clearTimeout(watchdog);
 
-  const rs = ratios(outcomes);
+  const outcomes = medianOutcomes(rounds, opts.only);
+  const rs = ratios(rounds);
   process.stdout.write(`\n${report(outcomes, rs, opts)}\n`);
-  if (opts.json) process.stdout.write(`\nwrote ${path.relative(ROOT, writeJson(outcomes, rs, opts, startedAt))}\n`);
+  if (opts.json) process.stdout.write(`\nwrote ${path.relative(ROOT, writeJson(outcomes, rounds, rs, opts, startedAt))}\n`);
   process.stdout.write(`logs: ${logDir}\n`);
 
   let code = 0;

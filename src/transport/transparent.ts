@@ -3,7 +3,8 @@ import { Pool } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Logger } from '../logging.js';
 import type { MessageTransform, ProxyContext } from '../middleware/types.js';
-import { firstHeader, sendJsonRpcError, sendText } from './http-util.js';
+import { firstHeader, sendJsonRpcError, sendRawJson, sendText } from './http-util.js';
+import { classifyRevision, MODERN_PROTOCOL_VERSION } from './revision.js';
 import { JSONRPC_SERVER_ERROR, JSONRPC_SESSION_NOT_FOUND, type JsonRpcMessage } from './jsonrpc.js';
 
 export interface TransparentProxyOptions {
@@ -21,6 +22,21 @@ export interface TransparentProxyOptions {
    */
   stripOrigin: boolean;
   logger: Logger;
+  /** Set when the server is a remote URL (`thv run <URL>`, spec §2.6/§7.3); `target` is then its origin. */
+  remote?: RemoteUpstream;
+}
+
+/** What changes when the upstream is a remote MCP server rather than a local one. */
+export interface RemoteUpstream {
+  /** The remote URL: every request path is replaced by its path, and its query goes before the client's. */
+  url: URL;
+  /**
+   * Sets outbound headers (forwarded headers, the remote's access token) on each upstream request.
+   * A rejection with `unavailable` set answers 503 + Retry-After without contacting the remote.
+   */
+  outboundHeaders?: (headers: Record<string, string>) => Promise<void>;
+  /** The remote answered 401 (its credentials were refused). */
+  onUnauthorized?: () => void;
 }
 
 const HOP_BY_HOP = new Set([
@@ -35,8 +51,12 @@ const HOP_BY_HOP = new Set([
  */
 export class TransparentProxy {
   private readonly pool: Pool;
-  /** Session ids the server handed out; others are refused without asking it, as ToolHive does. */
-  private readonly sessions = new Set<string>();
+  /**
+   * Session ids the server handed out (others are refused without asking it, as ToolHive does), with
+   * what is needed to open the session again when the server forgets it (a restart): the initialize
+   * body, and the id the server uses now when that differs from the one the client holds.
+   */
+  private readonly sessions = new Map<string, { initBody: Buffer | string | undefined; upstreamId: string }>();
 
   constructor(private readonly options: TransparentProxyOptions) {
     this.pool = new Pool(options.target, { connections: 64, pipelining: 1, headersTimeout: 300_000, bodyTimeout: 0 });
@@ -45,43 +65,77 @@ export class TransparentProxy {
   readonly handle = async (ctx: ProxyContext): Promise<void> => {
     const { req, res } = ctx;
     const method = req.method ?? 'GET';
-    if (this.options.stateless && (method === 'GET' || method === 'HEAD' || method === 'DELETE')) {
-      return sendText(res, 405, 'method not allowed: server is stateless (POST only)', { Allow: 'POST, OPTIONS' });
+    const protocolVersion = firstHeader(req.headers['mcp-protocol-version']);
+    if ((this.options.stateless || protocolVersion === MODERN_PROTOCOL_VERSION) && (method === 'GET' || method === 'HEAD' || method === 'DELETE')) {
+      const why = this.options.stateless ? 'server is stateless' : 'stateless MCP revision';
+      return sendText(res, 405, `method not allowed: ${why} (POST only)`, { Allow: 'POST, OPTIONS' });
     }
-    const sessionId = firstHeader(req.headers['mcp-session-id']);
+    let modern = false;
+    if (ctx.mcp?.kind === 'request') {
+      const revision = classifyRevision(ctx.mcp.method, ctx.mcp.params, protocolVersion);
+      if ('error' in revision) {
+        return sendRawJson(res, 400, JSON.stringify({ jsonrpc: '2.0', id: ctx.mcp.id ?? null, error: revision.error }));
+      }
+      modern = revision.era === 'modern';
+    }
     const isInitialize = ctx.mcp?.method === 'initialize';
-    if (sessionId !== undefined && !isInitialize && !this.options.stateless && !this.sessions.has(sessionId)) {
+    // Modern requests carry no session: an id they send is neither checked nor forwarded.
+    const sessionId = modern ? undefined : firstHeader(req.headers['mcp-session-id']);
+    const known = sessionId === undefined ? undefined : this.sessions.get(sessionId);
+    if (sessionId !== undefined && !isInitialize && !this.options.stateless && !known) {
       return sendJsonRpcError(res, 404, ctx.mcp?.kind === 'request' ? ctx.mcp.id : undefined, JSONRPC_SESSION_NOT_FOUND, 'Session not found');
     }
 
-    const headers = this.upstreamHeaders(ctx, isInitialize);
+    const headers = this.upstreamHeaders(ctx, isInitialize || modern);
+    if (known && !isInitialize) headers['mcp-session-id'] = known.upstreamId;
     let body: Buffer | string | undefined = ctx.body;
     if (ctx.messageChanged && ctx.message) body = JSON.stringify(ctx.message);
     const abort = new AbortController();
     res.once('close', () => abort.abort());
+    const path = this.upstreamPath(ctx);
+    if (this.options.remote?.outboundHeaders) {
+      try {
+        await this.options.remote.outboundHeaders(headers);
+      } catch (err) {
+        this.options.logger.warn({ err: (err as Error).message }, 'no credentials for the remote MCP server');
+        return sendText(res, 503, 'Token temporarily unavailable', { 'Retry-After': '10' });
+      }
+    }
+    const send = (h: Record<string, string>) => this.pool.request({ path, method: method as 'GET', headers: h, body, signal: abort.signal });
     let upstream;
     try {
-      upstream = await this.pool.request({
-        path: ctx.query ? `${ctx.path}?${ctx.query}` : ctx.path,
-        method: method as 'GET',
-        headers,
-        body,
-        signal: abort.signal,
-      });
+      upstream = await send(headers);
+      // The server forgot the session (it restarted): open it again with the stored initialize, then replay.
+      if (upstream.statusCode === 404 && known && sessionId !== undefined && !isInitialize && method !== 'DELETE' && known.initBody !== undefined) {
+        await upstream.body.dump();
+        const fresh = await this.reinitialise(path, headers, known.initBody, abort.signal);
+        if (fresh !== undefined) {
+          known.upstreamId = fresh;
+          this.options.logger.info({ session: sessionId }, 'the MCP server lost the session; initialised it again');
+          upstream = await send({ ...headers, 'mcp-session-id': fresh });
+        } else {
+          upstream = await send(headers);
+        }
+      }
     } catch (err) {
       if (abort.signal.aborted) return;
       this.options.logger.warn({ err: (err as Error).message }, 'MCP server unreachable');
       return sendJsonRpcError(res, 502, ctx.mcp?.id ?? null, JSONRPC_SERVER_ERROR, `MCP server unreachable: ${(err as Error).message}`);
     }
 
+    if (upstream.statusCode === 401) this.options.remote?.onUnauthorized?.();
     const upstreamSession = firstHeader(upstream.headers['mcp-session-id'] as string | string[] | undefined);
-    if (upstreamSession && upstream.statusCode >= 200 && upstream.statusCode < 300) this.sessions.add(upstreamSession);
+    if (upstreamSession && upstream.statusCode >= 200 && upstream.statusCode < 300 && !this.sessions.has(upstreamSession)) {
+      this.sessions.set(upstreamSession, { initBody: isInitialize ? body : undefined, upstreamId: upstreamSession });
+    }
     if (method === 'DELETE' && sessionId && (upstream.statusCode < 300 || upstream.statusCode === 404)) this.sessions.delete(sessionId);
 
     const outHeaders: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(upstream.headers)) {
       if (v !== undefined && !HOP_BY_HOP.has(k)) outHeaders[k] = v as string | string[];
     }
+    // After a re-initialisation the client keeps the session id it knows.
+    if (known && sessionId !== undefined && outHeaders['mcp-session-id'] !== undefined) outHeaders['mcp-session-id'] = sessionId;
     const contentType = String(upstream.headers['content-type'] ?? '');
     const isSse = contentType.startsWith('text/event-stream');
     const transforms = ctx.responseTransforms;
@@ -147,6 +201,25 @@ export class TransparentProxy {
     await this.pool.destroy();
   }
 
+  /** Sends a stored initialize and its `initialized` notification; the server's new session id, if any. */
+  private async reinitialise(path: string, headers: Record<string, string>, initBody: Buffer | string, signal: AbortSignal): Promise<string | undefined> {
+    const h = { ...headers };
+    delete h['mcp-session-id'];
+    const init = await this.pool.request({ path, method: 'POST', headers: h, body: initBody, signal });
+    await init.body.dump();
+    const fresh = firstHeader(init.headers['mcp-session-id'] as string | string[] | undefined);
+    if (init.statusCode >= 300 || fresh === undefined) return undefined;
+    const note = await this.pool.request({
+      path,
+      method: 'POST',
+      headers: { ...h, 'mcp-session-id': fresh, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      signal,
+    });
+    await note.body.dump();
+    return fresh;
+  }
+
   private upstreamHeaders(ctx: ProxyContext, isInitialize: boolean): Record<string, string> {
     const out: Record<string, string> = {};
     const h: IncomingHttpHeaders = ctx.req.headers;
@@ -161,7 +234,20 @@ export class TransparentProxy {
     out['x-forwarded-for'] = prior ? `${prior}, ${remote}` : remote;
     out['x-forwarded-host'] = firstHeader(h.host) ?? '';
     out['x-forwarded-proto'] = (ctx.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+    if (this.options.remote) {
+      // A remote is not ours: it must not learn our host, and sees its own scheme (spec §7.3).
+      delete out['x-forwarded-host'];
+      out['x-forwarded-proto'] = this.options.remote.url.protocol.slice(0, -1);
+    }
     return out;
+  }
+
+  /** The upstream path: the client's, or for a remote its URL's path with its query first. */
+  private upstreamPath(ctx: ProxyContext): string {
+    const remote = this.options.remote?.url;
+    if (!remote) return ctx.query ? `${ctx.path}?${ctx.query}` : ctx.path;
+    const query = [remote.search.slice(1), ctx.query].filter((q) => q !== '').join('&');
+    return `${remote.pathname || '/'}${query ? `?${query}` : ''}`;
   }
 
   /** The rewrite of legacy SSE `endpoint` URLs, or undefined when there is nothing to rewrite. */

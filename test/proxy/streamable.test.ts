@@ -100,11 +100,14 @@ describe('stdio bridge: Streamable HTTP behaviour', () => {
     assert.equal(h.transport, 'streamable-http');
   });
 
-  it('a request without a session is refused with a clear error (per-session mode)', async () => {
+  it('a request without a session is served by the session-less process (per-session mode)', async () => {
+    // Stateless clients (and the Modern revision) send no Mcp-Session-Id; the proxy initialises a
+    // session-less server process on their behalf instead of refusing them (docs/stdio-sessions.md).
     const res = await post(thv.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    assert.equal(res.status, 400);
-    const body = (await res.json()) as { error: { message: string } };
-    assert.match(body.error.message, /Mcp-Session-Id/);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { id: number; result: { tools: unknown[] } };
+    assert.equal(body.id, 1);
+    assert.ok(Array.isArray(body.result.tools));
   });
 
   it('two requests with the same id in flight in one session: the second is refused', async () => {

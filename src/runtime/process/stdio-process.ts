@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../../logging.js';
+import { ServerOutput } from '../server-output.js';
 
 export interface ProcessSpec {
   command: string;
@@ -18,7 +19,6 @@ export interface ExitInfo {
   spawnError?: string;
 }
 
-const STDERR_TAIL_LINES = 20;
 const MAX_LINE_CHARS = 16 * 1024 * 1024;
 
 /**
@@ -29,9 +29,8 @@ const MAX_LINE_CHARS = 16 * 1024 * 1024;
 export class StdioProcess {
   readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
   exited: ExitInfo | undefined;
-  private readonly stderrTail: string[] = [];
+  private readonly output: ServerOutput;
   private partial = '';
-  private garbageLines = 0;
   private corked = false;
   private readonly exitWaiters: Array<(info: ExitInfo) => void> = [];
   /** Settles once the OS started the process (or refused to). */
@@ -43,6 +42,7 @@ export class StdioProcess {
     private readonly onLine: ((line: string) => void) | undefined,
     onExit: (info: ExitInfo) => void,
   ) {
+    this.output = new ServerOutput(logger, () => ({ pid: this.child.pid }));
     this.child = spawn(spec.command, spec.args, {
       env: spec.env,
       cwd: spec.cwd,
@@ -61,7 +61,7 @@ export class StdioProcess {
     const onLogChunk = (chunk: string): void => {
       const lines = (stderrPartial + chunk).split('\n');
       stderrPartial = lines.pop() ?? '';
-      for (const line of lines) this.onStderrLine(line);
+      for (const line of lines) this.output.stderrLine(line);
     };
     // Without a line handler the server speaks HTTP, and stdout is just more log output.
     if (onLine) this.child.stdout.on('data', (chunk: string) => this.onStdout(chunk));
@@ -75,8 +75,8 @@ export class StdioProcess {
       spawnError = describeSpawnError(spec.command, err);
     });
     this.child.on('close', (code, signal) => {
-      if (stderrPartial) this.onStderrLine(stderrPartial);
-      const info: ExitInfo = { code, signal, stderrTail: [...this.stderrTail], ...(spawnError ? { spawnError } : {}) };
+      if (stderrPartial) this.output.stderrLine(stderrPartial);
+      const info: ExitInfo = { code, signal, stderrTail: this.output.stderrTail(), ...(spawnError ? { spawnError } : {}) };
       this.exited = info;
       onExit(info);
       for (const w of this.exitWaiters.splice(0)) w(info);
@@ -91,11 +91,13 @@ export class StdioProcess {
   send(line: string): void {
     const stdin = this.child.stdin;
     if (this.exited || stdin.destroyed) return;
-    // Messages written in the same tick leave in one write (requests arrive in bursts under load).
+    // Messages written in one event-loop turn leave in one write: under load, requests from many
+    // connections are read in the same poll phase, and each pipe write wakes the server (a syscall and a
+    // context switch). setImmediate runs right after that phase, so a lone request waits no longer.
     if (!this.corked) {
       this.corked = true;
       stdin.cork();
-      process.nextTick(() => {
+      setImmediate(() => {
         this.corked = false;
         stdin.uncork();
       });
@@ -154,34 +156,12 @@ export class StdioProcess {
   }
 
   private emitLine(raw: string): void {
-    let line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.length === 0) return;
-    if (line.charCodeAt(0) !== 0x7b /* { */) {
-      // Servers sometimes print banners or logs on stdout. Keep what looks like an embedded object,
-      // as ToolHive does; drop the rest with a (rate-limited) warning.
-      const first = line.indexOf('{');
-      const last = line.lastIndexOf('}');
-      if (first < 0 || last < first) {
-        this.noteGarbage(line);
-        return;
-      }
-      line = line.slice(first, last + 1);
-    }
-    this.onLine!(line);
+    const message = this.output.messageIn(raw);
+    if (message !== undefined) this.onLine!(message);
   }
 
   noteGarbage(line: string): void {
-    this.garbageLines++;
-    if (this.garbageLines <= 5 || this.garbageLines % 1000 === 0) {
-      this.logger.warn({ line: line.slice(0, 200), count: this.garbageLines }, 'MCP server wrote a non-JSON-RPC line to stdout; ignored');
-    }
-  }
-
-  private onStderrLine(line: string): void {
-    if (line.length === 0) return;
-    this.stderrTail.push(line.length > 500 ? line.slice(0, 500) + '…' : line);
-    if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
-    this.logger.info({ pid: this.child.pid, stderr: line.slice(0, 2000) }, 'server stderr');
+    this.output.noteGarbage(line);
   }
 }
 

@@ -2,11 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../logging.js';
 import { ErrorCodes, ThvError } from '../../errors.js';
 import { describeExit, StdioProcess, type ExitInfo, type ProcessSpec } from '../../runtime/process/stdio-process.js';
+import type { Runtime } from '../../runtime/types.js';
 import { ServerLink, type SessionMode } from './server-link.js';
 import { Session } from './session.js';
+import { VERSION } from '../../version.js';
+
+/** What the proxy asks for when it initialises the sessionless process of per-session mode. */
+const STATELESS_PROTOCOL_VERSION = '2025-11-25';
 
 export interface StdioBridgeOptions {
   spec: ProcessSpec;
+  /** Launches server instances (a container runtime); without it `spec` runs as a child process. */
+  runtime?: Runtime;
   mode: SessionMode;
   sessionTtlMs: number;
   maxSessions: number;
@@ -25,6 +32,8 @@ export class StdioBridge {
   readonly sessions = new Map<string, Session>();
   private spare: ServerLink | undefined;
   private shared: ServerLink | undefined;
+  /** Per-session mode: the process that serves callers without a session (stateless and Modern requests). */
+  private stateless: ServerLink | undefined;
   /** Shared mode: the first initialize's answer, replayed to later sessions. */
   sharedInit: { result: unknown } | undefined;
   sharedInitWaiters: Array<(answer: { result?: unknown; error?: unknown }) => void> | undefined;
@@ -82,6 +91,30 @@ export class StdioBridge {
     return this.shared;
   }
 
+  /**
+   * The link for messages that carry no session: Modern (stateless) requests, and legacy callers that
+   * skip the handshake, as ToolHive serves them. In shared mode that is the shared process. In
+   * per-session mode it is a process of its own, never one a session owns, with ids rewritten as in
+   * shared mode (callers' ids may collide); the proxy initialises it itself, because servers may refuse
+   * requests before the handshake and a stateless caller never sends one.
+   */
+  sessionlessLink(): ServerLink {
+    if (this.options.mode === 'shared') return this.sharedLink();
+    if (!this.stateless || this.stateless.exited) {
+      const link = this.spawnLink('shared');
+      link.internalRequest(
+        'initialize',
+        { protocolVersion: STATELESS_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'thv-stateless', version: VERSION } },
+        (answer) => {
+          if (answer.error !== undefined) this.options.logger.warn({ error: answer.error }, 'the server refused the proxy\'s initialize for stateless callers');
+        },
+      );
+      link.forwardMessage(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      this.stateless = link;
+    }
+    return this.stateless;
+  }
+
   closeSession(session: Session): void {
     if (session.closed) return;
     this.sessions.delete(session.id);
@@ -131,6 +164,7 @@ export class StdioBridge {
     }
     if (this.spare) links.add(this.spare);
     if (this.shared) links.add(this.shared);
+    if (this.stateless) links.add(this.stateless);
     await Promise.all([...links].map((l) => l.stop()));
   }
 
@@ -147,10 +181,12 @@ export class StdioBridge {
     return link;
   }
 
-  private spawnLink(): ServerLink {
-    const { spec, mode, requestTimeoutMs, logger } = this.options;
+  private spawnLink(mode: SessionMode = this.options.mode): ServerLink {
+    const { spec, requestTimeoutMs, logger } = this.options;
     const link = new ServerLink({ mode, requestTimeoutMs, logger });
-    const proc = new StdioProcess(spec, logger, link.handleLine, link.handleExit);
+    const proc = this.options.runtime
+      ? this.options.runtime.launch({ onLine: link.handleLine, onExit: link.handleExit }, logger)
+      : new StdioProcess(spec, logger, link.handleLine, link.handleExit);
     link.attach(proc);
     link.onActivity = () => {
       this.answeredSinceExit = true;
@@ -159,6 +195,7 @@ export class StdioBridge {
     link.onExit = (info) => {
       if (this.stopping) return;
       const expected = mode === 'per-session' && link.sessions.size === 0 && link !== this.spare;
+      if (link === this.stateless) this.stateless = undefined;
       if (!expected) {
         this.lastExit = info;
         this.lastExitAt = Date.now();

@@ -1,5 +1,6 @@
 import type { Logger } from '../../logging.js';
-import { describeExit, type ExitInfo, type StdioProcess } from '../../runtime/process/stdio-process.js';
+import { describeExit, type ExitInfo } from '../../runtime/process/stdio-process.js';
+import type { ServerHandle } from '../../runtime/types.js';
 import { sendRawJson } from '../http-util.js';
 import {
   classify,
@@ -29,7 +30,7 @@ export interface LinkOptions {
  * is exactly one session they can belong to (never guessed).
  */
 export class ServerLink {
-  private proc: StdioProcess | undefined;
+  private proc: ServerHandle | undefined;
   readonly sessions = new Set<Session>();
   private readonly pending = new Map<string, Pending>();
   private readonly progress = new Map<string, Pending>();
@@ -50,11 +51,11 @@ export class ServerLink {
     return this.options.mode;
   }
 
-  get process(): StdioProcess | undefined {
+  get process(): ServerHandle | undefined {
     return this.proc;
   }
 
-  attach(proc: StdioProcess): void {
+  attach(proc: ServerHandle): void {
     this.proc = proc;
   }
 

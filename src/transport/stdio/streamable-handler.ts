@@ -9,20 +9,37 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
 } from '../jsonrpc.js';
+import { classifyRevision, KNOWN_PROTOCOL_VERSIONS, type RevisionError } from '../revision.js';
 import { SseWriter } from '../sse-writer.js';
 import type { StdioBridge } from './bridge.js';
 import type { Pending } from './pending.js';
 import type { Session } from './session.js';
 
 const SESSION_HEADER = 'mcp-session-id';
+const PROTOCOL_VERSION_HEADER = 'mcp-protocol-version';
+
+/** A refused Modern request: 400 with the draft schema's JSON-RPC code and data, the request id echoed. */
+function sendRevisionError(ctx: ProxyContext, id: JsonRpcId | undefined, error: RevisionError): void {
+  sendRawJson(ctx.res, 400, JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error }));
+}
 
 /**
  * Streamable HTTP (`/mcp`) in front of the stdio bridge: POST carries client messages, GET opens the
  * session's stream, DELETE ends the session. Answers are JSON unless the server streams something
  * first (progress, logging, a sampling request), in which case the answer becomes an SSE stream.
  */
-export function streamableHandler(bridge: StdioBridge): (ctx: ProxyContext) => Promise<void> {
+export interface StreamableOptions {
+  strictProtocolValidation?: boolean;
+}
+
+export function streamableHandler(bridge: StdioBridge, options: StreamableOptions = {}): (ctx: ProxyContext) => Promise<void> {
   return async (ctx) => {
+    if (options.strictProtocolValidation) {
+      const version = firstHeader(ctx.req.headers[PROTOCOL_VERSION_HEADER]);
+      if (version !== undefined && !KNOWN_PROTOCOL_VERSIONS.has(version)) {
+        return sendText(ctx.res, 400, 'Unsupported MCP-Protocol-Version');
+      }
+    }
     switch (ctx.req.method) {
       case 'POST':
         return post(bridge, ctx);
@@ -44,9 +61,16 @@ async function post(bridge: StdioBridge, ctx: ProxyContext): Promise<void> {
   const msg = ctx.message;
   const call = ctx.mcp;
   if (!msg || !call) return sendJsonRpcError(ctx.res, 400, null, JSONRPC_INVALID_REQUEST, 'Invalid Request: a JSON-RPC message is required');
-  const sessionId = firstHeader(ctx.req.headers[SESSION_HEADER]);
+  let sessionId = firstHeader(ctx.req.headers[SESSION_HEADER]);
   let session: Session | undefined;
   let newSessionHeaders: Record<string, string> | undefined;
+
+  if (call.kind === 'request') {
+    const revision = classifyRevision(call.method, call.params, firstHeader(ctx.req.headers[PROTOCOL_VERSION_HEADER]));
+    if ('error' in revision) return sendRevisionError(ctx, call.id, revision.error);
+    // Modern requests are stateless: a session id they carry is ignored, none is created.
+    if (revision.era === 'modern') sessionId = undefined;
+  }
 
   if (call.kind === 'request' && call.method === 'initialize' && sessionId === undefined) {
     const created = bridge.createSession('streamable');
@@ -59,9 +83,8 @@ async function post(bridge: StdioBridge, ctx: ProxyContext): Promise<void> {
     session = bridge.sessions.get(sessionId);
     if (!session || session.closed) return sessionNotFound(ctx, call.kind === 'request' ? call.id : undefined);
     if (session.kind !== 'streamable') return sessionNotFound(ctx, call.id);
-  } else if (bridge.mode === 'per-session') {
-    return sendJsonRpcError(ctx.res, 400, call.id ?? null, JSONRPC_INVALID_REQUEST, 'Bad Request: Mcp-Session-Id header is required (send initialize first)');
   }
+  // Without a session the message goes to the bridge's sessionless server process (stateless callers).
   session?.touch();
   return forward(bridge, ctx, msg, session, newSessionHeaders);
 }
@@ -75,7 +98,7 @@ export function forward(
   newSessionHeaders: Record<string, string> | undefined,
 ): void {
   const call = ctx.mcp!;
-  const link = session ? session.link : bridge.sharedLink();
+  const link = session ? session.link : bridge.sessionlessLink();
   const shared = bridge.mode === 'shared';
   const streamable = session === undefined || session.kind === 'streamable';
   const accepted = (): void => {
@@ -89,12 +112,20 @@ export function forward(
     return sendJsonRpcError(ctx.res, 502, call.id ?? null, JSONRPC_SERVER_ERROR, 'MCP server is not running');
   }
 
+  // Ids are rewritten on a shared link: the shared process, or the sessionless one of per-session mode.
+  const rewriting = link.mode === 'shared';
   if (call.kind === 'notification') {
-    if (shared && call.method === 'notifications/initialized') {
-      if (bridge.sharedInitializedSent) return accepted();
-      bridge.sharedInitializedSent = true;
+    if (call.method === 'notifications/initialized') {
+      // The sessionless process of per-session mode was initialised by the proxy itself.
+      if (!shared && !session) return accepted();
+      if (shared) {
+        if (bridge.sharedInitializedSent) return accepted();
+        bridge.sharedInitializedSent = true;
+      }
     }
-    if (shared && call.method === 'notifications/cancelled' && session) {
+    if (rewriting && call.method === 'notifications/cancelled') {
+      // Without a session the request id cannot be told apart from another caller's: never forwarded.
+      if (!session) return accepted();
       const rid = (call.params as Record<string, unknown> | undefined)?.requestId;
       const p = typeof rid === 'string' || typeof rid === 'number' ? session.byClientId.get(idKey(rid)) : undefined;
       if (!p) return accepted();
@@ -106,7 +137,7 @@ export function forward(
   }
 
   if (call.kind === 'response') {
-    if (shared) {
+    if (rewriting) {
       const key = msg.id === null || msg.id === undefined ? '' : idKey(msg.id);
       if (!session || !session.serverRequests.delete(key)) {
         return sendJsonRpcError(ctx.res, 400, null, JSONRPC_INVALID_REQUEST, 'This session has no server request with that id');
@@ -117,7 +148,7 @@ export function forward(
   }
 
   const id = call.id as JsonRpcId;
-  if (!shared && link.hasPending(idKey(id))) {
+  if (!rewriting && link.hasPending(idKey(id))) {
     return sendJsonRpcError(ctx.res, 400, id, JSONRPC_INVALID_REQUEST, 'Invalid Request: a request with this id is still in flight in this session');
   }
   if (shared && session && answeredLocally(bridge, ctx, session, msg, newSessionHeaders)) return;
