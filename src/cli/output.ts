@@ -15,3 +15,15 @@ export function reportError(err: unknown, stderr: NodeJS.WritableStream = proces
   stderr.write(`Error: ${(err as Error)?.message ?? String(err)}\n`);
   return 1;
 }
+
+/** Wraps a command action so that any error is reported and sets the exit status instead of throwing. */
+export function guardedAction(setExitCode: (code: number) => void) {
+  return <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      try {
+        await fn(...args);
+      } catch (err) {
+        setExitCode(reportError(err));
+      }
+    };
+}
