@@ -97,6 +97,8 @@ export function echoCallBody(id: number): string {
 export interface Session {
   url: string;
   sessionId: string;
+  /** Extra headers sent with every request of the session (e.g. `Authorization`). */
+  headers?: Record<string, string>;
   /** How the peer answered a plain `tools/call`: a JSON body or an SSE stream. */
   answers: 'json' | 'sse';
   contentType: string;
@@ -122,7 +124,7 @@ async function post(
  * `initialize` (yielding `Mcp-Session-Id`), `notifications/initialized`, then one `tools/call echo`
  * to prove the path works end to end and to see whether the peer answers JSON or SSE.
  */
-export async function openSession(url: string, timeoutMs: number): Promise<Session> {
+export async function openSession(url: string, timeoutMs: number, extraHeaders: Record<string, string> = {}): Promise<Session> {
   const init = await post(
     url,
     JSON.stringify({
@@ -135,7 +137,7 @@ export async function openSession(url: string, timeoutMs: number): Promise<Sessi
         clientInfo: { name: 'thv-bench', version: '0.0.0' },
       },
     }),
-    { ...BASE_HEADERS },
+    { ...BASE_HEADERS, ...extraHeaders },
     timeoutMs,
   );
   if (init.status !== 200) throw new Error(`initialize: HTTP ${init.status}: ${init.text.slice(0, 300)}`);
@@ -144,7 +146,7 @@ export async function openSession(url: string, timeoutMs: number): Promise<Sessi
   const sessionId = init.headers.get('mcp-session-id');
   if (sessionId === null || sessionId === '') throw new Error('initialize: no Mcp-Session-Id header (stateless?)');
 
-  const headers = { ...BASE_HEADERS, 'Mcp-Session-Id': sessionId };
+  const headers = { ...BASE_HEADERS, ...extraHeaders, 'Mcp-Session-Id': sessionId };
   const note = await post(url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', headers, timeoutMs);
   if (note.status < 200 || note.status >= 300) {
     throw new Error(`notifications/initialized: HTTP ${note.status}: ${note.text.slice(0, 300)}`);
@@ -156,7 +158,7 @@ export async function openSession(url: string, timeoutMs: number): Promise<Sessi
   if (!isEchoResult(parsed.messages.find((m) => m.id === 1))) {
     throw new Error(`tools/call: unexpected answer ${probe.text.slice(0, 300)}`);
   }
-  return { url, sessionId, answers: parsed.kind, contentType: probe.headers.get('content-type') ?? '' };
+  return { url, sessionId, headers: extraHeaders, answers: parsed.kind, contentType: probe.headers.get('content-type') ?? '' };
 }
 
 /** Best-effort `DELETE` of the session so the peer can tear its child down cleanly. */
@@ -164,7 +166,7 @@ export async function closeSession(session: Session, timeoutMs: number): Promise
   try {
     const res = await fetch(session.url, {
       method: 'DELETE',
-      headers: { 'Mcp-Session-Id': session.sessionId, 'MCP-Protocol-Version': PROTOCOL_VERSION },
+      headers: { ...session.headers, 'Mcp-Session-Id': session.sessionId, 'MCP-Protocol-Version': PROTOCOL_VERSION },
       signal: AbortSignal.timeout(timeoutMs),
     });
     await res.arrayBuffer();
@@ -267,7 +269,7 @@ export async function runLoad(
           duration: opts.seconds,
           pipelining: 1,
           timeout: 10,
-          headers: { ...BASE_HEADERS, 'Mcp-Session-Id': session.sessionId },
+          headers: { ...BASE_HEADERS, ...session.headers, 'Mcp-Session-Id': session.sessionId },
           requests: [request],
         },
         (err, res) => (err !== null && err !== undefined ? reject(err) : resolve(res)),

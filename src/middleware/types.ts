@@ -1,15 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonRpcId, JsonRpcMessage } from '../transport/jsonrpc.js';
 
-/** Who is calling. Filled by the auth stage; "local user" when no OIDC is configured. */
-export interface Identity {
-  subject: string;
-  name?: string;
-  email?: string;
-  claims: Record<string, unknown>;
-  /** The raw bearer token, kept only in memory for token exchange; never logged. */
-  token?: string;
-}
+import type { Identity } from '../auth/identity.js';
+
+/** Who is calling (defined by src/auth, which must not import middleware). */
+export type { Identity };
 
 /** Facts about the MCP call, read once by the mcp-parse stage. */
 export interface McpCall {
