@@ -29,6 +29,7 @@ import type {
 import { classifyServerArg, defaultWorkloadName, sanitizeWorkloadName, goCleanPath } from './naming.js';
 import { canonicalHeaderKey, parseDurationNs, type RunOptions } from './run-options.js';
 import { loadToolsOverride } from './tools-override.js';
+import { readAuthzConfigFile } from '../authz/config.js';
 
 export const RUN_CONFIG_SCHEMA_VERSION = 'v0.1.0';
 
@@ -220,7 +221,8 @@ function loadAuthzConfig(path: string): Record<string, unknown> {
   if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') {
     throw invalidConfig(`failed to load authorization configuration: ${path} must be a .json, .yaml or .yml file`);
   }
-  const doc = readStructuredFile(path, 'authorization configuration');
+  // Syntax errors carry file:line:col; the policies themselves are compiled when the proxy starts.
+  const doc = readAuthzConfigFile(path).doc;
   if (!isObject(doc)) throw invalidConfig(`failed to load authorization configuration: ${path} does not hold an object`);
   return doc;
 }
