@@ -59,11 +59,7 @@ function ping(socketPath: string, timeoutMs: number): Promise<boolean> {
 export async function selectRuntime(choice: RuntimeChoice, env: NodeJS.ProcessEnv = process.env): Promise<RuntimeKind> {
   if (choice === 'process') return 'process';
   const engine = await findContainerEngine(env);
-  if (engine) {
-    throw new ThvError(ErrorCodes.NotImplemented, `found a container engine at ${engine}, but the container runtime is not available in this version of thv yet`, {
-      hint: 'use --runtime process (or THV_RUNTIME=process) to run the server as a local process, without isolation',
-    });
-  }
+  if (engine) return 'docker';
   if (choice === 'docker') {
     throw new ThvError(ErrorCodes.RuntimeUnavailable, 'no container engine answers (looked for Docker, Podman and Colima sockets)', {
       hint: 'start Docker or Podman, or set DOCKER_HOST',

@@ -1,0 +1,44 @@
+import type { Logger } from '../../logging.js';
+import type { RunConfig } from '../../config/run-config.js';
+import { ErrorCodes, ThvError } from '../../errors.js';
+import { engineClient } from './client.js';
+import { buildProtocolImage, isProtocolScheme } from './build.js';
+import { ensureImage } from './images.js';
+
+export interface PrepareOptions {
+  caCert?: string;
+  imageVerification?: 'warn' | 'enabled' | 'disabled';
+  /** Where build and pull progress goes (the terminal's stderr by default). */
+  progress?: NodeJS.WritableStream;
+}
+
+/**
+ * Gets the workload's image into the engine (built from npx://, uvx://, go://; else local or pulled)
+ * and returns the config naming the image it will run.
+ */
+export async function prepareDockerRuntime(config: RunConfig, options: PrepareOptions, logger: Logger): Promise<{ config: RunConfig }> {
+  const { docker, socketPath, apiVersion } = await engineClient();
+  logger.debug({ socketPath, apiVersion }, 'container engine');
+  let image = config.image;
+  if (isProtocolScheme(image)) {
+    image = await buildProtocolImage(docker, image, {
+      runtimeConfig: config.runtime_config,
+      caCert: options.caCert,
+      progress: options.progress ?? process.stderr,
+      logger,
+    });
+  } else {
+    const verification = options.imageVerification ?? 'warn';
+    if (verification === 'enabled') {
+      throw new ThvError(ErrorCodes.NotImplemented, 'image signature verification (--image-verification enabled) is not available in this version of thv', {
+        hint: 'use --image-verification warn or disabled',
+      });
+    }
+    if (verification === 'warn' && config.registry_server_name) {
+      logger.warn({ image }, 'image signatures are not verified by this version of thv');
+    }
+    await ensureImage(docker, image, logger, options.progress ?? process.stderr);
+  }
+  const prepared = { ...config, image };
+  return { config: prepared };
+}
