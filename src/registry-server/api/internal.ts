@@ -1,0 +1,22 @@
+import { Hono } from 'hono';
+import type { Db } from '../db/db.js';
+import { VERSION } from '../../version.js';
+
+/** The internal server: health, readiness (pings the database) and version; never on the public port. */
+export function internalApp(db: Db): Hono {
+  const app = new Hono();
+  app.get('/health', (c) => c.json({ status: 'healthy' }));
+  app.get('/readiness', async (c) => {
+    try {
+      await Promise.race([db.ping(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 5000).unref())]);
+      return c.json({ status: 'ready' });
+    } catch {
+      return c.json({ error: 'service not ready' }, 503);
+    }
+  });
+  app.get('/version', (c) =>
+    c.json({ version: VERSION, commit: 'unknown', build_date: 'unknown', go_version: `node ${process.version}`, platform: `${process.platform}/${process.arch}` }),
+  );
+  app.notFound((c) => c.json({ error: 'not found' }, 404));
+  return app;
+}
