@@ -41,13 +41,14 @@ export function mcpParse(): NamedMiddleware {
       }
       const message = parsed as JsonRpcMessage;
       ctx.message = message;
-      ctx.mcp = describe(message, kind);
+      ctx.mcp = describeMcpCall(message, kind);
       return next();
     },
   };
 }
 
-function describe(message: JsonRpcMessage, kind: 'request' | 'notification' | 'response'): McpCall {
+/** The facts later stages read from a parsed message (also used again after a webhook rewrote it). */
+export function describeMcpCall(message: JsonRpcMessage, kind: 'request' | 'notification' | 'response'): McpCall {
   const params =
     message.params !== null && typeof message.params === 'object' && !Array.isArray(message.params)
       ? message.params

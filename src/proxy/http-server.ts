@@ -25,6 +25,8 @@ export interface ProxyServerOptions {
   health: () => HealthReport;
   /** Handles `/.well-known/…` outside the chain; returns false to answer 404. */
   wellKnown?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** `/metrics` (Prometheus), answered outside the chain; without it `/metrics` is a 404 page. */
+  metrics?: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /**
@@ -85,6 +87,10 @@ export class ProxyServer {
   private dispatch(req: IncomingMessage, res: ServerResponse): void {
     const { path, query } = splitUrl(req.url);
     if (path === '/health') return this.health(req, res);
+    if (path === '/metrics') {
+      if (this.options.metrics) return this.options.metrics(req, res);
+      return sendText(res, 404, '404 page not found');
+    }
     if (path.startsWith('/.well-known/')) {
       if (this.options.wellKnown?.(req, res)) return;
       return sendJson(res, 404, { error: 'not_found' });

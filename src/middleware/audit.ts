@@ -1,0 +1,227 @@
+/**
+ * The `audit` stage: one audit event per request (ToolHive `pkg/audit`, spec proxy-auth-authz §5).
+ *
+ * It sits before `auth`, so it sees every final status, 401 and 403 included. The event is written when
+ * the response is done (or, for a GET that opens an event stream, once when the stream starts), from
+ * what the inner stages left in the context: the parsed MCP call, the identity. Writing is queued (see
+ * src/telemetry/audit-sink.ts); per request the stage costs a few wrapped calls and one JSON line.
+ */
+import type { ServerResponse } from 'node:http';
+import {
+  auditDelegation,
+  auditEventType,
+  auditOutcome,
+  auditSubjects,
+  dataValue,
+  jsonRpcErrorOf,
+  renderAuditLine,
+  targetType,
+  type AuditOutcome,
+} from '../telemetry/audit-event.js';
+import { auditsType, type AuditSettings } from '../telemetry/audit-config.js';
+import type { AuditSink } from '../telemetry/audit-sink.js';
+import { firstHeader } from '../transport/http-util.js';
+import type { NamedMiddleware, ProxyContext } from './types.js';
+
+export const AUDIT_STAGE = 'audit';
+
+export interface AuditStageOptions {
+  settings: AuditSettings;
+  sink: AuditSink;
+  /** The workload name (component when the config names none). */
+  serverName: string;
+  /** Legacy SSE transport (GET opens the event stream; metadata.extra.transport "sse"). */
+  sseTransport: boolean;
+  /** `--trust-proxy-headers`: take the source address from X-Forwarded-For / X-Real-IP. */
+  trustProxyHeaders: boolean;
+}
+
+/** How much of an answer is read to recognise a JSON-RPC error (ToolHive's limit). */
+const ERROR_SNIFF_BYTES = 512;
+/** Unparsed request bodies up to this size are read for the method of a refused request. */
+const REFUSED_BODY_PEEK = 64 * 1024;
+
+export function audit(options: AuditStageOptions): NamedMiddleware {
+  const { settings, sink, sseTransport, trustProxyHeaders } = options;
+  const component = settings.component ?? (options.serverName || 'toolhive-api');
+  const transport = sseTransport ? 'sse' : 'http';
+  const sniff = settings.detectApplicationErrors;
+  const keepResponse = settings.includeResponseData;
+  return {
+    name: AUDIT_STAGE,
+    async handle(ctx, next) {
+      const started = performance.now();
+      const { req, res } = ctx;
+      const isStreamOpen = req.method === 'GET' && (firstHeader(req.headers.accept) ?? '').includes('text/event-stream');
+      const capture = sniff || keepResponse ? new ResponseCapture(res, keepResponse ? settings.maxDataSize : 0) : undefined;
+      let done = false;
+      const emit = (): void => {
+        if (done) return;
+        done = true;
+        capture?.release();
+        try {
+          const line = buildLine(ctx, started, isStreamOpen, capture);
+          if (line !== undefined) sink.write(line);
+        } catch {
+          // An audit event that cannot be built must never break the request.
+        }
+      };
+      if (isStreamOpen) {
+        // Logged once, when the stream opens (its status is known), not when it ends hours later.
+        const writeHead = res.writeHead;
+        res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+          const out = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+          emit();
+          return out;
+        } as typeof res.writeHead;
+      }
+      res.once('finish', emit);
+      res.once('close', emit);
+      return next();
+    },
+  };
+
+  function buildLine(ctx: ProxyContext, started: number, isStreamOpen: boolean, capture: ResponseCapture | undefined): string | undefined {
+    const { req, res } = ctx;
+    let method = ctx.mcp?.method;
+    let resourceId = ctx.mcp?.resourceId;
+    if (method === undefined && ctx.body !== undefined && ctx.body.length <= REFUSED_BODY_PEEK) {
+      // Refused before parsing (401): still name what was asked for.
+      const peeked = peekCall(ctx.body);
+      method = peeked.method;
+      resourceId = peeked.resourceId;
+    }
+    const httpMethod = req.method ?? 'GET';
+    const type = isStreamOpen && method === undefined ? 'sse_connection' : auditEventType(method, httpMethod, sseTransport);
+    if (!auditsType(settings, type)) return undefined;
+    const status = res.statusCode;
+    let outcome: AuditOutcome = auditOutcome(status);
+    const extra: Record<string, unknown> = { duration_ms: Math.floor(performance.now() - started), transport };
+    if (outcome === 'success' && sniff && capture?.head !== undefined) {
+      const err = jsonRpcErrorOf(capture.head);
+      if (err !== undefined) {
+        outcome = 'application_error';
+        extra.jsonrpc_error_code = err.code;
+        extra.jsonrpc_error_message = err.message;
+      }
+    }
+    const target: Record<string, string> = isStreamOpen
+      ? { endpoint: ctx.path, method: httpMethod, type: 'sse_endpoint' }
+      : { endpoint: ctx.path, method: method ?? httpMethod, type: targetType(method) };
+    if (!isStreamOpen && resourceId !== undefined && resourceId !== '') target.name = resourceId;
+    const sourceExtra: Record<string, string> = {};
+    const ua = firstHeader(req.headers['user-agent']);
+    if (ua !== undefined) sourceExtra.user_agent = ua;
+    const requestId = firstHeader(req.headers['x-request-id']);
+    if (requestId !== undefined) sourceExtra.request_id = requestId;
+    if (isStreamOpen && ua !== undefined) extra.user_agent = ua;
+    let data: { request?: unknown; response?: unknown } | undefined;
+    if (settings.includeRequestData || keepResponse) {
+      data = {};
+      if (settings.includeRequestData) {
+        const body = ctx.messageChanged && ctx.message !== undefined ? JSON.stringify(ctx.message) : ctx.body?.toString('utf8');
+        if (body !== undefined && Buffer.byteLength(body) <= settings.maxDataSize) data.request = dataValue(body);
+      }
+      if (keepResponse && capture !== undefined && capture.kept.length > 0) {
+        extra.response_size_bytes = capture.total;
+        data.response = dataValue(Buffer.concat(capture.kept).toString('utf8'));
+      } else if (keepResponse && capture !== undefined) {
+        extra.response_size_bytes = capture.total;
+      }
+      if (data.request === undefined && data.response === undefined) data = undefined;
+    }
+    return renderAuditLine({
+      type,
+      outcome,
+      component,
+      sourceIp: sourceAddress(ctx, trustProxyHeaders),
+      sourceExtra,
+      subjects: auditSubjects(ctx.identity),
+      delegation: auditDelegation(ctx.identity?.claims, settings.maxDelegationDepth),
+      target,
+      extra,
+      data,
+    });
+  }
+}
+
+/**
+ * The caller's address. ToolHive trusts X-Forwarded-For / X-Real-IP from anyone; we only do with
+ * --trust-proxy-headers, so that a client cannot write someone else's address into the audit log.
+ */
+function sourceAddress(ctx: ProxyContext, trustProxyHeaders: boolean): string {
+  const h = ctx.req.headers;
+  if (trustProxyHeaders) {
+    const xff = firstHeader(h['x-forwarded-for']);
+    if (xff !== undefined && xff.trim() !== '') return xff.split(',')[0]!.trim();
+    const real = firstHeader(h['x-real-ip']);
+    if (real !== undefined && real.trim() !== '') return real.trim();
+  }
+  const remote = ctx.req.socket.remoteAddress ?? '';
+  return remote.startsWith('::ffff:') ? remote.slice(7) : remote;
+}
+
+function peekCall(body: Buffer): { method?: string; resourceId?: string } {
+  try {
+    const msg = JSON.parse(body.toString('utf8')) as { method?: unknown; params?: { name?: unknown; uri?: unknown } };
+    const method = typeof msg.method === 'string' ? msg.method : undefined;
+    const p = msg.params;
+    const resourceId = typeof p?.name === 'string' ? p.name : typeof p?.uri === 'string' ? p.uri : undefined;
+    return { method, resourceId };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Watches what a response writes: its first bytes (to recognise a JSON-RPC error) and, when asked, the
+ * body up to a size. Wraps write/end on this one response object and restores them when done.
+ */
+class ResponseCapture {
+  head: string | undefined;
+  readonly kept: Buffer[] = [];
+  total = 0;
+  private keptBytes = 0;
+  private readonly write: ServerResponse['write'];
+  private readonly end: ServerResponse['end'];
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly keepUpTo: number,
+  ) {
+    this.write = res.write;
+    this.end = res.end;
+    const self = this;
+    res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+      self.see(chunk);
+      return (self.write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as ServerResponse['write'];
+    res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+      if (typeof chunk !== 'function') self.see(chunk);
+      return (self.end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    } as ServerResponse['end'];
+  }
+
+  release(): void {
+    this.res.write = this.write;
+    this.res.end = this.end;
+  }
+
+  private see(chunk: unknown): void {
+    if (chunk === undefined || chunk === null) return;
+    const isString = typeof chunk === 'string';
+    if (!isString && !(chunk instanceof Uint8Array)) return;
+    if (this.head === undefined) {
+      const text = isString ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.byteLength, ERROR_SNIFF_BYTES)).toString('utf8');
+      this.head = text.length > ERROR_SNIFF_BYTES ? text.slice(0, ERROR_SNIFF_BYTES) : text;
+    }
+    if (this.keepUpTo > 0) {
+      const buf = isString ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      this.total += buf.length;
+      if (this.keptBytes + buf.length <= this.keepUpTo) {
+        this.kept.push(Buffer.from(buf));
+        this.keptBytes += buf.length;
+      }
+    }
+  }
+}

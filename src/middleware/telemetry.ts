@@ -1,0 +1,319 @@
+/**
+ * The `telemetry` stage: one span and a set of metric points per MCP request (ToolHive
+ * `pkg/telemetry/middleware.go`, spec run-and-proxy §8.2).
+ *
+ * Hot path: a request the sampler drops costs one non-recording span (no attributes are computed for
+ * it), a traceparent string for HTTP upstreams, and the metric points, recorded against attribute
+ * objects cached per (method, status, tool…) so that steady traffic allocates nothing for them.
+ */
+import type { ServerResponse } from 'node:http';
+import {
+  context as otelContext,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type Context,
+  type Span,
+  type TextMapGetter,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { Telemetry } from '../telemetry/provider.js';
+import { formatToolArguments } from '../telemetry/span-attributes.js';
+import { firstHeader } from '../transport/http-util.js';
+import type { NamedMiddleware, ProxyContext } from './types.js';
+
+export const TELEMETRY_STAGE = 'telemetry';
+
+export interface TelemetryStageOptions {
+  telemetry: Telemetry;
+  serverName: string;
+  /** `stdio`, `sse` or `streamable-http` (the server's transport). */
+  transport: string;
+  sseTransport: boolean;
+}
+
+const propagator = new W3CTraceContextPropagator();
+
+const headerGetter: TextMapGetter<Record<string, string | string[] | undefined>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key],
+};
+
+const metaGetter: TextMapGetter<Record<string, unknown>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => (typeof carrier[key] === 'string' ? (carrier[key] as string) : undefined),
+};
+
+/** Prometheus label values are cut to this many bytes (ToolHive's limit). */
+const MAX_LABEL_BYTES = 128;
+/** Attribute objects cached per label combination; beyond this, new combinations are not cached. */
+const MAX_CACHED_ATTRIBUTE_SETS = 4096;
+
+export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
+  const { telemetry: tel, serverName, transport } = options;
+  const tracer = tel.tracer;
+  const instruments = tel.instruments;
+  const legacy = tel.useLegacyAttributes;
+  const isStdio = transport === 'stdio';
+  const networkTransport = isStdio ? 'pipe' : 'tcp';
+  const attrCache = new Map<string, Attributes>();
+  const cached = (key: string, build: () => Attributes): Attributes => {
+    let a = attrCache.get(key);
+    if (a === undefined) {
+      a = build();
+      if (attrCache.size < MAX_CACHED_ATTRIBUTE_SETS) attrCache.set(key, a);
+    }
+    return a;
+  };
+  const connectionAttrs: Attributes = { server: serverName, transport };
+  const sseConnectionAttrs: Attributes = { server: serverName, transport, connection_type: 'sse' };
+
+  return {
+    name: TELEMETRY_STAGE,
+    async handle(ctx, next) {
+      const { req, res } = ctx;
+      const started = performance.now();
+      const httpMethod = req.method ?? 'GET';
+      const isSseOpen = httpMethod === 'GET' && ctx.path.endsWith('/sse');
+      const mcp = ctx.mcp;
+
+      let span: Span | undefined;
+      if (tracer !== undefined) {
+        const parent = extractParent(ctx);
+        const name = isSseOpen
+          ? 'sse.connection_established'
+          : mcp?.method !== undefined
+            ? mcp.resourceId
+              ? `${mcp.method} ${mcp.resourceId}`
+              : mcp.method
+            : `${httpMethod} ${ctx.path}`;
+        span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
+        if (span.isRecording()) span.setAttributes(requestAttributes(ctx, options, networkTransport, legacy, tel.environmentAttributes, isSseOpen));
+        if (!isStdio) {
+          // W3C trace context for the server: the transparent proxy forwards the request's headers.
+          const sc = span.spanContext();
+          req.headers.traceparent = `00-${sc.traceId}-${sc.spanId}-0${sc.traceFlags & 1}`;
+          if (sc.traceState !== undefined) req.headers.tracestate = sc.traceState.serialize();
+        }
+        if (isSseOpen) span.end(); // the stream lives on; its span only marks that it opened
+      }
+
+      const activeKey = isSseOpen ? 'sse' : 'req';
+      const activeAttrs = isSseOpen ? sseConnectionAttrs : connectionAttrs;
+      instruments?.activeConnections.add(activeKey, activeAttrs, 1);
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        const seconds = (performance.now() - started) / 1000;
+        const status = res.statusCode;
+        if (instruments !== undefined) {
+          instruments.activeConnections.add(activeKey, activeAttrs, -1);
+          const mcpMethod = isSseOpen ? 'sse_connection' : (ctx.mcp?.method ?? 'unknown');
+          const resourceId = ctx.mcp?.resourceId ?? '';
+          const key = `${httpMethod}\u0000${status}\u0000${mcpMethod}\u0000${resourceId}`;
+          const reqAttrs = cached(key, () => ({
+            method: httpMethod,
+            status_code: String(status),
+            status: status >= 400 ? 'error' : 'success',
+            mcp_method: cut(mcpMethod),
+            mcp_resource_id: cut(resourceId),
+            server: cut(serverName),
+            transport,
+          }));
+          instruments.requests.add(key, reqAttrs);
+          instruments.requestDuration.record(key, reqAttrs, seconds);
+          // Keyed by exactly what the operation attributes hold, so that no two series share a label set.
+          const opMethod = ctx.mcp?.method ?? 'unknown';
+          const opName = opMethod === 'tools/call' || opMethod === 'prompts/get' ? resourceId : '';
+          const opKey = `op\u0000${opMethod}\u0000${status >= 500 ? status : ''}\u0000${opName}`;
+          instruments.operationDuration.record(opKey, cached(opKey, () => operationAttributes(ctx, status, networkTransport, isStdio, httpVersion(res))), seconds);
+          if (ctx.mcp?.method === 'tools/call' && resourceId !== '') {
+            const toolKey = `${resourceId}\u0000${status >= 400 ? 'e' : 's'}`;
+            instruments.toolCalls.add(
+              toolKey,
+              cached(`tool\u0000${toolKey}`, () => ({ server: serverName, tool: cut(resourceId), status: status >= 400 ? 'error' : 'success' })),
+            );
+          }
+        }
+        if (span !== undefined && !isSseOpen) {
+          if (span.isRecording()) {
+            const size = Number(res.getHeader('content-length'));
+            const attrs: Attributes = { 'http.response.status_code': status };
+            if (Number.isFinite(size)) attrs['http.response.body.size'] = size;
+            if (legacy) {
+              attrs['http.status_code'] = status;
+              if (Number.isFinite(size)) attrs['http.response_content_length'] = size;
+              attrs['http.duration_ms'] = seconds * 1000;
+            }
+            if (status >= 500) {
+              attrs['error.type'] = String(status);
+              span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
+            } else if (status < 400) {
+              span.setStatus({ code: SpanStatusCode.OK });
+            }
+            span.setAttributes(attrs);
+          }
+          span.end();
+        }
+      };
+      res.once('finish', finish);
+      res.once('close', finish);
+      return next();
+    },
+  };
+}
+
+/** The caller's trace context: W3C headers, else `params._meta.traceparent` (MCP's in-band form). */
+function extractParent(ctx: ProxyContext): Context {
+  const h = ctx.req.headers;
+  if (h.traceparent !== undefined) return propagator.extract(ROOT_CONTEXT, h, headerGetter);
+  const meta = (ctx.mcp?.params as { _meta?: unknown } | undefined)?._meta;
+  if (meta !== null && typeof meta === 'object' && typeof (meta as { traceparent?: unknown }).traceparent === 'string') {
+    return propagator.extract(ROOT_CONTEXT, meta as Record<string, unknown>, metaGetter);
+  }
+  return otelContext.active();
+}
+
+function requestAttributes(
+  ctx: ProxyContext,
+  options: TelemetryStageOptions,
+  networkTransport: string,
+  legacy: boolean,
+  environment: Record<string, string>,
+  isSseOpen: boolean,
+): Attributes {
+  const { req } = ctx;
+  const h = req.headers;
+  const host = firstHeader(h.host) ?? '';
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  const fullUrl = `${scheme}://${host}${req.url ?? ctx.path}`;
+  const serverName = firstHeader(h['x-mcp-server-name']) ?? options.serverName;
+  const a: Attributes = {
+    'mcp.server.name': serverName,
+    'network.transport': networkTransport,
+    'client.address': req.socket.remoteAddress ?? '',
+    'client.port': req.socket.remotePort ?? 0,
+    ...environment,
+  };
+  if (networkTransport !== 'pipe') {
+    a['network.protocol.name'] = 'http';
+    a['network.protocol.version'] = req.httpVersion;
+  }
+  if (options.transport === 'sse') a['mcp.backend.protocol.version'] = '1.1';
+  if (isSseOpen) {
+    a['sse.event_type'] = 'connection_established';
+    return a;
+  }
+  a['http.request.method'] = req.method ?? 'GET';
+  a['url.full'] = fullUrl;
+  a['url.scheme'] = scheme;
+  a['server.address'] = host;
+  a['url.path'] = ctx.path;
+  const ua = firstHeader(h['user-agent']);
+  if (ua !== undefined) a['user_agent.original'] = ua;
+  const bodySize = ctx.body?.length ?? 0;
+  if (bodySize > 0) a['http.request.body.size'] = bodySize;
+  if (ctx.query !== '') a['url.query'] = ctx.query;
+  const session = firstHeader(h['mcp-session-id']);
+  if (session !== undefined) a['mcp.session.id'] = session;
+  const protocol = firstHeader(h['mcp-protocol-version']);
+  if (protocol !== undefined) a['mcp.protocol.version'] = protocol;
+  if (legacy) {
+    a['http.method'] = req.method ?? 'GET';
+    a['http.url'] = fullUrl;
+    a['http.scheme'] = scheme;
+    a['http.host'] = host;
+    a['http.target'] = req.url ?? ctx.path;
+    if (ua !== undefined) a['http.user_agent'] = ua;
+    if (bodySize > 0) a['http.request_content_length'] = bodySize;
+    if (ctx.query !== '') a['http.query'] = ctx.query;
+    a['mcp.transport'] = options.transport;
+  }
+  const mcp = ctx.mcp;
+  if (mcp?.method !== undefined) {
+    a['mcp.method.name'] = mcp.method;
+    a['rpc.system.name'] = 'jsonrpc';
+    a['jsonrpc.protocol.version'] = '2.0';
+    if (mcp.id !== undefined && mcp.id !== null) a['jsonrpc.request.id'] = String(mcp.id);
+    if (legacy) {
+      a['mcp.method'] = mcp.method;
+      a['rpc.system'] = 'jsonrpc';
+      a['rpc.service'] = 'mcp';
+      if (mcp.id !== undefined && mcp.id !== null) a['mcp.request.id'] = String(mcp.id);
+      if (mcp.resourceId !== undefined) a['mcp.resource.id'] = mcp.resourceId;
+    }
+    switch (mcp.method) {
+      case 'tools/call':
+        if (mcp.resourceId !== undefined) {
+          a['gen_ai.tool.name'] = mcp.resourceId;
+          if (legacy) a['mcp.tool.name'] = mcp.resourceId;
+        }
+        a['gen_ai.operation.name'] = 'execute_tool';
+        if (mcp.arguments !== undefined) {
+          const args = formatToolArguments(mcp.arguments);
+          a['gen_ai.tool.call.arguments'] = args;
+          if (legacy) a['mcp.tool.arguments'] = args;
+        }
+        break;
+      case 'prompts/get':
+        if (mcp.resourceId !== undefined) {
+          a['gen_ai.prompt.name'] = mcp.resourceId;
+          if (legacy) a['mcp.prompt.name'] = mcp.resourceId;
+        }
+        break;
+      case 'resources/read':
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+      case 'notifications/resources/updated':
+        if (mcp.resourceId !== undefined) a['mcp.resource.uri'] = mcp.resourceId;
+        break;
+      case 'initialize':
+        if (mcp.resourceId !== undefined) a['mcp.client.name'] = mcp.resourceId;
+        break;
+    }
+  }
+  return a;
+}
+
+function operationAttributes(ctx: ProxyContext, status: number, networkTransport: string, isStdio: boolean, protocolVersion: string): Attributes {
+  const method = ctx.mcp?.method;
+  const a: Attributes = {
+    'mcp.method.name': method ?? 'unknown',
+    'jsonrpc.protocol.version': '2.0',
+    'network.transport': networkTransport,
+  };
+  if (!isStdio) {
+    a['network.protocol.name'] = 'http';
+    a['network.protocol.version'] = protocolVersion;
+  }
+  if (status >= 500) a['error.type'] = String(status);
+  const name = ctx.mcp?.resourceId;
+  if (method === 'tools/call') {
+    a['gen_ai.operation.name'] = 'execute_tool';
+    if (name !== undefined) a['gen_ai.tool.name'] = cut(name);
+  } else if (method === 'prompts/get' && name !== undefined) {
+    a['gen_ai.prompt.name'] = cut(name);
+  }
+  return a;
+}
+
+function httpVersion(res: ServerResponse): string {
+  return res.req?.httpVersion ?? '1.1';
+}
+
+/** A label value cut to 128 bytes without splitting a character. */
+function cut(value: string): string {
+  if (value.length <= MAX_LABEL_BYTES / 4 || Buffer.byteLength(value) <= MAX_LABEL_BYTES) return value;
+  let out = '';
+  let bytes = 0;
+  for (const ch of value) {
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > MAX_LABEL_BYTES) break;
+    out += ch;
+    bytes += n;
+  }
+  return out;
+}
+
