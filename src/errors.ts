@@ -19,6 +19,10 @@ export const ErrorCodes = {
   AlreadyExists: 'already_exists',
   /** Not implemented yet in this version of thv. */
   NotImplemented: 'not_implemented',
+  /** A remote MCP server (thv run <URL>) could not be reached. */
+  RemoteUnreachable: 'remote_unreachable',
+  /** Authentication toward a remote MCP server failed (OAuth flow, refresh, static token refused). */
+  RemoteAuthFailed: 'remote_auth_failed',
   /** Anything unexpected. */
   Internal: 'internal',
 } as const;
