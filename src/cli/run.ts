@@ -2,11 +2,14 @@ import type { Command } from 'commander';
 import { createLogger, setRootLogger } from '../logging.js';
 import { ErrorCodes, ThvError } from '../errors.js';
 import { addRunFlags } from '../config/run-flags.js';
-import { parseRunOptions } from '../config/run-options.js';
-import { buildRunConfig } from '../config/build-run-config.js';
+import { parseRunOptions, resolveHostToIPv4 } from '../config/run-options.js';
+import { buildRunConfigWithRegistry } from '../registry/build-run.js';
+import { resolveSecretEnv } from '../secrets/index.js';
 import { selectRuntime } from '../runtime/select.js';
 import { proxySettingsFromRunConfig } from '../proxy/settings.js';
 import { startProxy } from '../proxy/start.js';
+import { loadAppConfig } from '../secrets/app-config.js';
+import { otelDefaultsFromAppConfig } from '../telemetry/otel-app-config.js';
 import { reportError } from './output.js';
 
 /** `thv run`: builds and validates the RunConfig, then serves it in the foreground. */
@@ -38,26 +41,53 @@ async function run(server: string | undefined, serverArgs: string[], raw: Record
   setRootLogger(logger);
   for (const w of warnings) logger.warn(w);
   if (options.fromConfig !== undefined) {
-    throw new ThvError(ErrorCodes.NotImplemented, '--from-config is not available yet in this version of thv');
+    // The saved file is the workload (src/workloads/detached-run.ts); --foreground serves it here.
+    const { runFromConfigFile } = await import('../workloads/detached-run.js');
+    return runFromConfigFile(options.fromConfig, { foreground: options.foreground });
   }
   if (server === undefined) {
     throw new ThvError(ErrorCodes.InvalidArgument, 'thv run needs a server to run (a package, a path, an image or a registry name)', {
       hint: 'e.g. thv run --runtime process --foreground npx://@modelcontextprotocol/server-everything',
     });
   }
-  const runtime = await selectRuntime(options.runtime);
-  const built = buildRunConfig({ ...options, runtime }, server, serverArgs);
+  // A hostname is bound as its first IPv4 address, as ToolHive does (and the URL shows that address).
+  options.host = await resolveHostToIPv4(options.host);
+  // A remote (a URL, or a registry entry naming one) needs no runtime: a missing engine only matters otherwise.
+  let runtimeError: unknown;
+  const runtime = /^https?:\/\/[^/?#]/i.test(server)
+    ? 'process'
+    : await selectRuntime(options.runtime).catch((err: unknown) => {
+        runtimeError = err;
+        return 'process' as const;
+      });
+  // Registry names resolve here (src/registry/build-run.ts); everything else goes straight to buildRunConfig.
+  // config.yaml `otel:` (thv config otel set-*) fills in --otel-* flags that were not given.
+  const otelDefaults = otelDefaultsFromAppConfig(await loadAppConfig());
+  const built = await buildRunConfigWithRegistry({ ...options, runtime }, server, serverArgs, { otelDefaults });
+  if (runtimeError !== undefined && built.config.remote_url === undefined) throw runtimeError;
   for (const w of built.warnings) logger.warn(w);
-  const config = built.config;
+  let config = built.config;
+  // Containers: the image is built (npx://, uvx://, go://) or pulled now, and the RunConfig names the result.
+  if (runtime === 'docker' && config.remote_url === undefined) {
+    const { prepareDockerRuntime } = await import('../runtime/docker/prepare.js');
+    config = (await prepareDockerRuntime(config, { caCert: options.caCert, imageVerification: options.imageVerification }, logger)).config;
+  }
   if (!options.foreground) {
-    throw new ThvError(ErrorCodes.NotImplemented, 'detached workloads are not available yet in this version of thv', {
-      hint: 'add --foreground to run the proxy in this terminal',
-    });
+    // Detached: save the workload, start its proxy in the background, wait for initialize, print the URL.
+    const { runDetached } = await import('../workloads/detached-run.js');
+    return runDetached(config, built.inMemorySecrets);
   }
   if (config.transport === 'stdio' && options.stdioSessions === 'per-session') {
     logger.debug('stdio sessions: one server process per client session');
   }
-  const settings = proxySettingsFromRunConfig(config, logger);
+  // --secret values are resolved at start and merged in memory only; the RunConfig keeps the references.
+  const secretEnv = await resolveSecretEnv(config.secrets ?? []);
+  const settings = proxySettingsFromRunConfig(
+    { ...config, env_vars: { ...(config.env_vars ?? {}), ...secretEnv } },
+    logger,
+    process.env,
+    built.inMemorySecrets,
+  );
   const proxy = await startProxy(settings);
   logger.info({ name: config.name, url: proxy.url, transport: config.transport, runtime }, 'MCP server proxy is running');
   process.stdout.write(`MCP server ${config.name} is available at ${proxy.url}\n`);
