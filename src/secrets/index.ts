@@ -68,8 +68,25 @@ export async function prepareDetachedSecrets(
     await resolveSecretEnv(refs, { provider: new UserFacingProvider(createProvider(type, env), env) });
     return {};
   }
-  const password = await getSecretsPassword({ env, creating: false });
-  const provider = new UserFacingProvider(new EncryptedFileProvider(encryptedSecretsPath(env), async () => password), env);
-  await resolveSecretEnv(refs, { provider });
-  return { [PASSWORD_ENV]: password };
+  const path = encryptedSecretsPath(env);
+  // `thv start --all` prepares several workloads at once: one prompt serves them all.
+  const fromEnv = env[PASSWORD_ENV];
+  let asked = fromEnv ? Promise.resolve(fromEnv) : askedPasswords.get(path);
+  if (asked === undefined) {
+    asked = getSecretsPassword({ env, creating: false });
+    askedPasswords.set(path, asked);
+  }
+  try {
+    const password = await asked;
+    const provider = new UserFacingProvider(new EncryptedFileProvider(path, async () => password), env);
+    await resolveSecretEnv(refs, { provider });
+    return { [PASSWORD_ENV]: password };
+  } catch (err) {
+    // A wrong or refused password is not kept for the next workload.
+    if (askedPasswords.get(path) === asked) askedPasswords.delete(path);
+    throw err;
+  }
 }
+
+/** Store path → the password typed at this process's prompt (lives as long as the short CLI command). */
+const askedPasswords = new Map<string, Promise<string>>();

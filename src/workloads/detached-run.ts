@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import type { RunConfig } from '../config/run-config.js';
 import type { InMemorySecrets } from '../config/build-run-config.js';
 import { ErrorCodes, ThvError } from '../errors.js';
-import { launchRegistered, prepareForeground, registerWorkload } from './manager.js';
+import { detachedSecretsEnv, launchRegistered, prepareForeground, registerWorkload } from './manager.js';
 import { parseRunConfig, workloadKey } from './runconfig-store.js';
 
 function portAvailable(host: string, port: number): Promise<boolean> {
@@ -41,18 +41,12 @@ function withAbsoluteImagePath(config: RunConfig): RunConfig {
   return local ? { ...config, image: resolve(image) } : config;
 }
 
-async function checkSecrets(config: RunConfig, env: NodeJS.ProcessEnv): Promise<void> {
-  if ((config.secrets ?? []).length === 0) return;
-  const { resolveSecretEnv } = await import('../secrets/index.js');
-  await resolveSecretEnv(config.secrets ?? [], { env });
-}
-
 export async function runDetached(config: RunConfig, secrets: InMemorySecrets, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { inMemorySecretsToEnv } = await import('../config/build-run-config.js');
-  await checkSecrets(config, env);
+  const secretsEnv = await detachedSecretsEnv(config, env);
   const settled = await settlePorts(config);
   await registerWorkload(settled, { env });
-  const started = await launchRegistered(settled, { env, childEnv: inMemorySecretsToEnv(secrets) });
+  const started = await launchRegistered(settled, { env, childEnv: { ...inMemorySecretsToEnv(secrets), ...secretsEnv } });
   process.stdout.write(`MCP server ${started.name} is available at ${started.url}\n`);
   return 0;
 }
@@ -74,19 +68,20 @@ export async function readRunConfigFile(path: string): Promise<RunConfig> {
 export async function runFromConfigFile(path: string, options: { foreground: boolean; env?: NodeJS.ProcessEnv }): Promise<number> {
   const env = options.env ?? process.env;
   const loaded = await readRunConfigFile(path);
-  await checkSecrets(loaded, env);
+  const secretsEnv = await detachedSecretsEnv(loaded, env);
   const config = loaded.port === 0 || (loaded.transport !== 'stdio' && !loaded.target_port) ? await settlePorts(loaded) : loaded;
   await registerWorkload(config, { env, replace: true });
   const name = workloadKey(config);
   if (!options.foreground) {
-    const started = await launchRegistered(config, { env });
+    const started = await launchRegistered(config, { env, childEnv: secretsEnv });
     process.stdout.write(`MCP server ${started.name} is available at ${started.url}\n`);
     return 0;
   }
   await prepareForeground(name, env);
   const { superviseWorkload } = await import('./supervisor.js');
   return superviseWorkload(name, {
-    env,
+    // A password typed above serves this process too (asked once).
+    env: { ...env, ...secretsEnv },
     onReady: (url) => process.stdout.write(`MCP server ${name} is available at ${url}\n`),
   });
 }

@@ -76,6 +76,18 @@ export async function registerWorkload(config: RunConfig, options: { env?: NodeJ
   );
 }
 
+/**
+ * Checks now that every `--secret` resolves (while a person can still see the error) and returns what the
+ * detached proxy needs to resolve them again itself: the encrypted store's password, which may have been
+ * typed at a prompt here, travels in the proxy's environment only (never on disk; the proxy strips
+ * TOOLHIVE_* variables before starting the server).
+ */
+export async function detachedSecretsEnv(config: RunConfig, env: NodeJS.ProcessEnv): Promise<Record<string, string>> {
+  if ((config.secrets ?? []).length === 0) return {};
+  const { prepareDetachedSecrets } = await import('../secrets/index.js');
+  return prepareDetachedSecrets(config.secrets ?? [], { env });
+}
+
 /** Starts the detached proxy of a registered workload and waits until it serves. */
 export async function launchRegistered(config: RunConfig, options: DetachedRunOptions = {}): Promise<StartedWorkload> {
   const env = options.env ?? process.env;
@@ -140,6 +152,8 @@ export async function startWorkload(name: string, options: DetachedRunOptions = 
   if (status?.status === 'running' && isOurProxy(pid, name)) {
     return { name, url: clientUrl(config), pid, alreadyRunning: true };
   }
+  // Before anything changes: a missing secret or a wrong password leaves the workload as it was.
+  const secretsEnv = await detachedSecretsEnv(config, env);
   if (isOurProxy(pid, name)) {
     await setStatus(name, { status: 'stopping', context: '' }, env);
     await terminate(pid);
@@ -147,13 +161,14 @@ export async function startWorkload(name: string, options: DetachedRunOptions = 
   // A server that outlived a killed proxy would hold the workload's port.
   await (await runtimeFor(config)).stopServer(config, pid);
   await setStatus(name, { status: 'starting', context: 'Starting proxy', pid: 0 }, env);
-  return launchRegistered(config, options);
+  return launchRegistered(config, { ...options, childEnv: { ...options.childEnv, ...secretsEnv } });
 }
 
 /** `thv restart <name>`: stop (if running), then start on the same ports, so the URL does not change. */
 export async function restartWorkload(name: string, options: DetachedRunOptions = {}): Promise<StartedWorkload> {
   const env = options.env ?? process.env;
-  await requireRunConfig(name, env);
+  // Secrets are checked (and a password asked) before the stop, so a refusal leaves the workload running.
+  await detachedSecretsEnv(await requireRunConfig(name, env), env);
   await stopWorkload(name, env);
   return startWorkload(name, options);
 }

@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, type TestHome } from './cli-helper.js';
 import { testRegistry } from '../registry/fixtures.js';
+import { callTool, HTTP_ECHO, urlFrom } from '../workloads/helpers.js';
 
 /**
  * Runs thv on a real pseudo-terminal (util-linux `script`) and answers prompts as they appear: each
@@ -88,5 +89,51 @@ describe('prompts on a terminal', () => {
     const list = await home.thv(['secret', 'list'], { env: { TOOLHIVE_SECRETS_PASSWORD: 'typed-password-8c2e' } });
     assert.match(list.stdout, /- registry-user-test_api_key/);
     for (const f of home.files()) assert.equal(f.content.includes(Buffer.from(key)), false, `${key} in ${f.path}`);
+  });
+
+  it('a detached run asks for the store password once; its proxy gets it in memory and resolves the secret, also on thv start', async () => {
+    const password = 'typed-password-8c2e';
+    const value = 'detached-secret-5a91';
+    const set = await home.thv(['secret', 'set', 'det-token'], { input: value, env: { TOOLHIVE_SECRETS_PASSWORD: password } });
+    assert.equal(set.code, 0, set.stderr);
+    const askPassword: Array<[RegExp, string]> = [[/Enter the password of your thv secrets store: /, password]];
+    try {
+      const run = await onTerminal(
+        home,
+        ['run', '--runtime', 'process', '--name', 'det', '--transport', 'streamable-http', '--secret', 'det-token,target=API_TOKEN', HTTP_ECHO],
+        askPassword,
+      );
+      assert.equal(run.code, 0, run.screen);
+      const url = urlFrom(run.screen);
+      assert.equal(await callTool(url, 'env', { name: 'API_TOKEN' }), value);
+      // The password reached the proxy, not the MCP server.
+      assert.equal(await callTool(url, 'env', { name: 'TOOLHIVE_SECRETS_PASSWORD' }), '');
+
+      assert.equal((await home.thv(['stop', 'det'])).code, 0);
+      const start = await onTerminal(home, ['start', 'det'], askPassword);
+      assert.equal(start.code, 0, start.screen);
+      assert.equal(urlFrom(start.screen), url);
+      assert.equal(await callTool(url, 'env', { name: 'API_TOKEN' }), value);
+
+      // restart checks the password before stopping anything: a wrong one leaves the workload serving
+      const wrong = await onTerminal(home, ['restart', 'det'], [[/Enter the password of your thv secrets store: /, 'not-the-password']]);
+      assert.notEqual(wrong.code, 0, wrong.screen);
+      assert.match(wrong.screen, /wrong password/);
+      assert.equal(await callTool(url, 'env', { name: 'API_TOKEN' }), value);
+      // …and the right one is asked once, though both the stop and the start need it
+      const restart = await onTerminal(home, ['restart', 'det'], askPassword);
+      assert.equal(restart.code, 0, restart.screen);
+      assert.equal(restart.screen.match(/Enter the password/g)?.length, 1, restart.screen);
+      assert.equal(await callTool(url, 'env', { name: 'API_TOKEN' }), value);
+
+      for (const screen of [run.screen, start.screen, restart.screen]) assert.doesNotMatch(screen, new RegExp(`${value}|${password}`));
+      // Neither the value nor the password is on disk in clear: not in the RunConfig, status, or proxy log.
+      for (const f of home.files()) {
+        assert.equal(f.content.includes(Buffer.from(value)), false, `${value} in ${f.path}`);
+        assert.equal(f.content.includes(Buffer.from(password)), false, `the password in ${f.path}`);
+      }
+    } finally {
+      await home.thv(['rm', 'det']);
+    }
   });
 });

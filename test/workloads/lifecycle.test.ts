@@ -158,9 +158,11 @@ describe('export and run --from-config', () => {
     assert.equal(setCode, 0, setErr);
 
     const run = await sb.ok([
-      'run', '--name', 'exp', '--transport', 'streamable-http', '--secret', 'api-token,target=API_TOKEN',
+      // --debug: the proxy logs at its most talkative level, and still must not carry the value.
+      'run', '--debug', '--name', 'exp', '--transport', 'streamable-http', '--secret', 'api-token,target=API_TOKEN',
       '-e', 'PLAIN=visible', '--tools', 'env', HTTP_ECHO,
     ]);
+    const outputs = [run.stdout, run.stderr];
     const url = urlFrom(run.stdout);
     assert.equal(await callTool(url, 'env', { name: 'API_TOKEN' }), SECRET);
 
@@ -187,6 +189,7 @@ describe('export and run --from-config', () => {
     // remove the original, then run the export: same name, URL, tools filter, env and secret
     await sb.ok(['rm', 'exp']);
     const rerun = await sb.ok(['run', '--from-config', exported]);
+    outputs.push(rerun.stdout, rerun.stderr, exp.stdout, exp.stderr);
     assert.equal(urlFrom(rerun.stdout), url);
     assert.equal(await callTool(url, 'env', { name: 'API_TOKEN' }), SECRET);
     assert.equal(await callTool(url, 'env', { name: 'PLAIN' }), 'visible');
@@ -194,12 +197,20 @@ describe('export and run --from-config', () => {
     assert.equal(listed?.name, 'exp');
     assert.equal(listed?.status, 'running');
 
-    // no file except the encrypted store holds the value
-    for (const file of await sb.files()) {
-      if (file.endsWith('secrets_encrypted')) continue;
+    // no file except the encrypted store holds the value (the whole XDG tree: RunConfigs, statuses, the
+    // export, the proxy and server logs), nor the store's password; no command printed either
+    const password = sb.env['TOOLHIVE_SECRETS_PASSWORD']!;
+    const proxyLog = await sb.ok(['logs', 'exp', '--proxy']);
+    outputs.push(proxyLog.stdout, (await sb.ok(['logs', 'exp'])).stdout);
+    const files = await sb.files();
+    assert.ok(files.includes('data/toolhive/logs/exp.log') && files.includes('out/exp.json'), files.join(', '));
+    for (const file of files) {
       const content = await readFile(join(sb.root, file), 'utf8');
+      assert.ok(!content.includes(password), `${file} contains the store password`);
+      if (file.endsWith('secrets_encrypted')) continue;
       assert.ok(!content.includes(SECRET), `${file} contains the secret value`);
     }
+    for (const out of outputs) assert.ok(!out.includes(SECRET) && !out.includes(password), `a command printed a secret: ${out}`);
     await sb.ok(['rm', 'exp']);
   });
 
