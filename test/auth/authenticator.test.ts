@@ -79,6 +79,26 @@ describe('authenticator against oidc-provider', () => {
     assert.ok(Object.isFrozen(first.claims), 'cached claims are frozen so no stage can add or replace one for the next request');
   });
 
+  it('does not serve a cached token after its exp', async (t) => {
+    const a = createAuthenticator([providerFor(idp, { jwksUrl: idp.jwksUrl })]);
+    t.after(() => a.close());
+    const token = await idp.sign({ exp: Math.floor(Date.now() / 1000) + 1 });
+    assert.equal((await a.authenticate(`Bearer ${token}`)).subject, 'alice');
+    // Poll (bounded) until the second passes: from then on the cache must not answer for the token.
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      try {
+        await a.authenticate(`Bearer ${token}`);
+      } catch (err) {
+        assert.ok(err instanceof AuthError);
+        assert.equal(err.description, 'token expired');
+        break;
+      }
+      if (Date.now() > deadline) assert.fail('a token past its exp was still accepted');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
   it('validates opaque tokens by introspection and keeps every claim', async (t) => {
     const a = createAuthenticator([
       providerFor(idp, { introspectionUrl: idp.introspectionUrl, clientId: idp.introspection.clientId, clientSecret: idp.introspection.clientSecret }),

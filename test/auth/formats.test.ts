@@ -15,6 +15,7 @@ import {
   wwwAuthenticateHeader,
 } from '../../src/auth/index.js';
 import { checkClaims, identityFromClaims } from '../../src/auth/claims.js';
+import { TokenCache } from '../../src/auth/token-cache.js';
 
 function rejects(header: string | string[] | undefined, code: string, description?: RegExp): void {
   assert.throws(
@@ -153,5 +154,34 @@ describe('claim rules', () => {
     assert.equal(id.name, 'Local User: dev');
     assert.equal(id.email, 'dev@localhost');
     assert.deepEqual(id.claims, { sub: 'dev', iss: 'toolhive-local', aud: 'toolhive', exp: 1000 + 86400, iat: 1000, nbf: 1000, email: 'dev@localhost', name: 'Local User: dev' });
+  });
+});
+
+describe('TokenCache', () => {
+  const id = (subject: string) => ({ subject, claims: { sub: subject } });
+  it('serves an identity until its expiry, not at or after it', () => {
+    const c = new TokenCache(10);
+    const k = TokenCache.key('Bearer abc');
+    c.set(k, id('a'), 1_000);
+    assert.equal(c.get(k, 999)?.subject, 'a');
+    assert.equal(c.get(k, 1_000), undefined);
+    assert.equal(c.size, 0, 'an expired entry is dropped');
+  });
+  it('is bounded (the oldest entry goes first) and can be turned off', () => {
+    const c = new TokenCache(2);
+    for (const t of ['t1', 't2', 't3']) c.set(TokenCache.key(t), id(t), Infinity);
+    assert.equal(c.size, 2);
+    assert.equal(c.get(TokenCache.key('t1'), 0), undefined);
+    assert.equal(c.get(TokenCache.key('t3'), 0)?.subject, 't3');
+    const off = new TokenCache(0);
+    off.set(TokenCache.key('t'), id('t'), Infinity);
+    assert.equal(off.size, 0);
+  });
+  it('is keyed by a SHA-256 of the header, never the token', () => {
+    const token = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl';
+    const k = TokenCache.key(`Bearer ${token}`);
+    assert.equal(Buffer.from(k, 'base64').length, 32);
+    assert.ok(!k.includes(token) && !k.includes('c2lnbmF0dXJl'));
+    assert.notEqual(TokenCache.key(`Bearer ${token}x`), k);
   });
 });

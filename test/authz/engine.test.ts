@@ -217,6 +217,40 @@ describe('config files', () => {
     expectInvalid(file('syn.yaml', 'version: "1.0"\ntype: [cedarv1\n'), /syn\.yaml:\d+:\d+: invalid YAML/);
     expectInvalid(file('x.txt', '{}'), /must be a \.json, \.yaml or \.yml file/);
   });
+  it('policyv1 in JSON with every option, and its errors placed on a line like cedarv1', () => {
+    const ok = file(
+      'p.json',
+      JSON.stringify({
+        version: '1.0',
+        type: 'policyv1',
+        policy: {
+          policies: ['permit(principal in Team::"eng", action == Action::"call_tool", resource == Tool::"weather");'],
+          entities_json: '[]',
+          group_claim_name: 'team',
+          role_claim_name: 'role',
+          group_entity_type: 'Team',
+          multi_valued_claims: ['scope'],
+        },
+      }),
+    );
+    const { authorizer: a, config: c } = loadAuthzFile(ok);
+    assert.equal(c.type, 'policyv1');
+    assert.deepEqual(c.options.multiValuedClaims, ['scope']);
+    assert.equal(decide(a, tool('weather', { sub: 'a', team: ['eng'] })), 'allow');
+    assert.equal(decide(a, tool('weather', { sub: 'a', role: ['eng'] })), 'allow', 'role_claim_name adds groups');
+    assert.equal(decide(a, tool('weather', { sub: 'a', groups: ['eng'] })), 'allow', 'the configured claim is absent: groups is the fallback');
+    assert.equal(decide(a, tool('weather', { sub: 'a', team: ['ops'], groups: ['eng'] })), 'deny', 'the configured claim wins over the fallback');
+    expectInvalid(
+      file('pbad.yaml', 'version: "1.0"\ntype: policyv1\npolicy:\n  policies:\n    - "permit(principal, action, resource);"\n    - "permit(principal, action == Action::call_tool, resource);"\n'),
+      /pbad\.yaml:6:\d+: policy1: /,
+    );
+    expectInvalid(
+      file('pent.json', '{\n  "version": "1.0",\n  "type": "policyv1",\n  "policy": {\n    "policies": ["permit(principal, action, resource);"],\n    "entities_json": "[{]"\n  }\n}\n'),
+      /pent\.json:6:\d+: entities_json: invalid JSON/,
+    );
+    // The block must sit under the key of its type.
+    expectInvalid(file('mixed.yaml', 'version: "1.0"\ntype: policyv1\ncedar:\n  policies: ["permit(principal, action, resource);"]\n'), /policy configuration is required for type policyv1/);
+  });
   it('a stored config that fails is reported with the source file line when the file is there', () => {
     const p = file('stored.yaml', 'version: "1.0"\ntype: cedarv1\ncedar:\n  policies:\n    - "permit(principal, action, resourc);"\n');
     assert.throws(() => loadAuthzDoc({ version: '1.0', type: 'cedarv1', cedar: { policies: ['permit(principal, action, resourc);'] } }, p), /stored\.yaml:5:\d+: policy0/);

@@ -5,19 +5,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localUserIdentity } from '../../src/auth/identity.js';
 import { openSession, runThv, startThv, type RunningThv } from '../helpers/thv.js';
-import { assertAgreement, CATALOG_SERVER, POLICIES, runnerDecisions, standardCases, throughProxy } from './shared.js';
+import { assertAgreement, CATALOG_SERVER, runnerDecisions, standardCases, throughProxy, writePolicyV1Json } from './shared.js';
 
 /**
  * What it must show, 1 (without OIDC: the caller is the local user, as in ToolHive): the cases give
  * the same decisions through `thv authz test` and through a live `thv run --authz-config` proxy.
  */
 
-describe('runner and live proxy agree (local user, no OIDC)', () => {
+describe('runner and live proxy agree (local user, no OIDC; the policyv1 shape, as JSON)', () => {
   let dir: string;
+  let policies: string;
   let thv: RunningThv;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'thv-authz-proxy-'));
-    thv = await startThv(['run', '--runtime', 'process', '--foreground', '--authz-config', POLICIES, CATALOG_SERVER]);
+    // proxy-oidc.test.ts runs the cedarv1 YAML file; this one the same policies as policyv1 JSON.
+    policies = writePolicyV1Json(dir);
+    thv = await startThv(['run', '--runtime', 'process', '--foreground', '--authz-config', policies, CATALOG_SERVER]);
   });
   after(async () => {
     assert.equal(await thv.stop(), 0);
@@ -27,7 +30,7 @@ describe('runner and live proxy agree (local user, no OIDC)', () => {
   it('gives the same decisions for every case', async () => {
     const claims = localUserIdentity().claims;
     const cases = standardCases(claims);
-    const runner = await runnerDecisions(dir, cases);
+    const runner = await runnerDecisions(dir, cases, [], policies);
     const sid = await openSession(thv.url);
     const headers = { 'mcp-session-id': sid };
     // The proxy learns tool annotations from the server's tools/list, as the runner's cases state them.
@@ -65,5 +68,10 @@ describe('thv run refuses an invalid authorization config', () => {
     const r4 = await runThv(['run', '--runtime', 'process', '--foreground', '--authz-config', syntax, CATALOG_SERVER]);
     assert.equal(r4.code, 2, r4.stderr);
     assert.match(r4.stderr, /syntax\.json:4:1: invalid JSON/);
+    const v1 = join(dir, 'policyv1.yml');
+    writeFileSync(v1, 'version: "1.0"\ntype: policyv1\npolicy:\n  policies:\n    - |\n      permit(\n        principal,\n        actoin,\n        resource\n      );\n');
+    const r5 = await runThv(['run', '--runtime', 'process', '--foreground', '--authz-config', v1, CATALOG_SERVER]);
+    assert.equal(r5.code, 2, r5.stderr);
+    assert.match(r5.stderr, /policyv1\.yml:8:\d+: policy0: .*actoin/);
   });
 });

@@ -88,7 +88,39 @@ describe('thv authz test', () => {
   });
 });
 
+describe('thv authz test: server_name and --server-name', () => {
+  it('a case names the server (MCP::"<name>" parent); --server-name fills in for cases without one', async () => {
+    const policies = write('mcp.yaml', 'version: "1.0"\ntype: cedarv1\ncedar:\n  policies:\n    - \'permit(principal, action == Action::"call_tool", resource in MCP::"prod");\'\n');
+    const call = { method: 'tools/call', params: { name: 'weather' } };
+    const file = write(
+      'servers.yaml',
+      stringify({
+        cases: [
+          { name: 'prod server', claims: { sub: 'a' }, server_name: 'prod', request: call, expect: 'allow' },
+          { name: 'dev server', claims: { sub: 'a' }, server_name: 'dev', request: call, expect: 'deny' },
+          { name: 'default server', claims: { sub: 'a' }, request: call, expect: 'allow' },
+        ],
+      }),
+    );
+    const r = await runThv(['authz', 'test', '--authz-config', policies, file, '--server-name', 'prod']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^PASS prod server: allow \(policy0\)$/m);
+    assert.match(r.stdout, /^PASS dev server: deny$/m);
+    assert.match(r.stdout, /^3 passed, 0 failed$/m);
+    const without = await runThv(['authz', 'test', '--authz-config', policies, file]);
+    assert.equal(without.code, 1, 'without --server-name the case without server_name is denied');
+    assert.match(without.stdout, /^FAIL default server: expected allow, got deny/m);
+  });
+});
+
 describe('thv authz check', () => {
+  it('exits 2 with the parser message and line when the config does not load', async () => {
+    const bad = write('check-bad.json', '{\n  "version": "1.0",\n  "type": "cedarv1",\n  "cedar": {"policies": ["permit(principal, action, resource) when { x };"]}\n}\n');
+    const r = await runThv(['authz', 'check', '--authz-config', bad, '--request', '{"method":"ping"}']);
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(r.stderr, /check-bad\.json:4:\d+: policy0: /);
+  });
+
   it('answers one request: exit 0 on allow, 1 on deny, JSON on request', async () => {
     const req = JSON.stringify({ method: 'tools/call', params: { name: 'weather', arguments: { city: 'Paris' } } });
     const allow = await runThv(['authz', 'check', '--authz-config', POLICIES, '--request', req, '--claims', '{"sub":"alice"}']);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
+import { parse as parseYaml, stringify } from 'yaml';
 import { messagesOf, post, runThv } from '../helpers/thv.js';
 
 export const POLICIES = fileURLToPath(new URL('./fixtures/policies.yaml', import.meta.url));
@@ -129,13 +129,24 @@ export async function throughProxy(url: string, headers: Record<string, string>,
   return { decision: 'allow' };
 }
 
-export async function runnerDecisions(dir: string, cases: TestCase[], extraArgs: string[] = []): Promise<Map<string, RunnerCase>> {
+export async function runnerDecisions(dir: string, cases: TestCase[], extraArgs: string[] = [], policies: string = POLICIES): Promise<Map<string, RunnerCase>> {
   const file = join(dir, `cases-${Date.now()}.yaml`);
   writeFileSync(file, stringify({ cases }));
-  const r = await runThv(['authz', 'test', '--authz-config', POLICIES, file, '--output', 'json', ...extraArgs]);
+  const r = await runThv(['authz', 'test', '--authz-config', policies, file, '--output', 'json', ...extraArgs]);
   assert.equal(r.code, 0, `runner: ${r.stdout}\n${r.stderr}`);
   const out = JSON.parse(r.stdout) as { cases: RunnerCase[] };
   return new Map(out.cases.map((c) => [c.name, c]));
+}
+
+/**
+ * POLICIES rewritten in the other shape users have: `{type: "policyv1", policy: {...}}`, as JSON. The
+ * live-proxy tests use one shape each, so `thv run` is shown with both.
+ */
+export function writePolicyV1Json(dir: string): string {
+  const doc = parseYaml(readFileSync(POLICIES, 'utf8')) as { version: string; cedar: unknown };
+  const file = join(dir, 'policies-policyv1.json');
+  writeFileSync(file, JSON.stringify({ version: doc.version, type: 'policyv1', policy: doc.cedar }, null, 2));
+  return file;
 }
 
 /** Every case: runner decision = proxy decision = expectation; list items identical. */
