@@ -99,9 +99,23 @@ export interface RegistryServerConfig {
   registries: RegistryConfig[];
   database: DatabaseConfig;
   auth: AuthConfig;
-  telemetry?: Record<string, unknown>;
+  /** Absent, or `enabled: false`: no telemetry at all. */
+  telemetry?: TelemetryConfig;
   /** Allows http:// issuers (THV_REGISTRY_INSECURE_URL). */
   insecureUrl: boolean;
+}
+
+/** The `telemetry` block (spec §2.6), defaults applied. */
+export interface TelemetryConfig {
+  enabled: boolean;
+  serviceName: string;
+  serviceVersion: string;
+  /** OTLP/HTTP `host:port[/path]` or a URL; `/v1/traces` and `/v1/metrics` are appended. */
+  endpoint: string;
+  insecure: boolean;
+  tracing: { enabled: boolean; sampling: number };
+  /** Metrics go to the OTLP endpoint and are served as Prometheus text at `/metrics` (internal server). */
+  metrics: { enabled: boolean };
 }
 
 export const DEFAULT_MAX_META_SIZE = 262_144;
@@ -354,6 +368,32 @@ function databaseOf(raw: unknown, env: NodeJS.ProcessEnv): DatabaseConfig {
   };
 }
 
+const bool = (v: unknown): boolean => v === true || (typeof v === 'string' && /^(1|true)$/i.test(v));
+
+function telemetryOf(raw: unknown): TelemetryConfig | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!isObj(raw)) fail('telemetry must be a map');
+  const tracing = isObj(raw.tracing) ? raw.tracing : {};
+  const metrics = isObj(raw.metrics) ? raw.metrics : {};
+  const enabled = bool(raw.enabled);
+  let sampling = 0.05;
+  if (tracing.sampling !== undefined && tracing.sampling !== null) {
+    sampling = Number(tracing.sampling);
+    // Validated only when it would be used, as the reference does.
+    if (enabled && bool(tracing.enabled) && !(Number.isFinite(sampling) && sampling > 0 && sampling <= 1))
+      fail(`telemetry: tracing: sampling must be greater than 0.0 and at most 1.0, got ${String(tracing.sampling)} (use enabled: false to disable tracing)`);
+  }
+  return {
+    enabled,
+    serviceName: str(raw.servicename) || 'thv-registry-api',
+    serviceVersion: str(raw.serviceversion) || 'unknown',
+    endpoint: str(raw.endpoint) || 'localhost:4318',
+    insecure: bool(raw.insecure),
+    tracing: { enabled: bool(tracing.enabled), sampling },
+    metrics: { enabled: bool(metrics.enabled) },
+  };
+}
+
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 function authOf(raw: unknown, insecureUrl: boolean): AuthConfig {
@@ -361,10 +401,11 @@ function authOf(raw: unknown, insecureUrl: boolean): AuthConfig {
   const mode = (str(a.mode) ?? '').trim() || 'oauth';
   if (mode !== 'oauth' && mode !== 'anonymous')
     fail(`invalid auth configuration: invalid auth.mode: ${mode} (must be 'anonymous' or 'oauth')`);
-  const publicPaths = Array.isArray(a.publicpaths) ? a.publicpaths.map(String) : [];
+  const o = isObj(a.oauth) ? a.oauth : undefined;
+  // The reference reads `auth.publicPaths`; the issue places it under `auth.oauth`: both are accepted.
+  const publicPaths = [...(Array.isArray(a.publicpaths) ? a.publicpaths : []), ...(Array.isArray(o?.publicpaths) ? o.publicpaths : [])].map(String);
   for (const pp of publicPaths) if (!pp.startsWith('/')) fail(`invalid auth configuration: auth.publicPaths entry '${pp}' must start with '/'`);
   const auth: AuthConfig = { mode, publicPaths };
-  const o = isObj(a.oauth) ? a.oauth : undefined;
   if (mode === 'oauth') {
     if (!o) fail('invalid auth configuration: auth.oauth is required when mode is oauth');
     const list = Array.isArray(o.providers) ? o.providers : [];
@@ -466,7 +507,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv = process.env):
     registries,
     database: databaseOf(root.database, env),
     auth: authOf(root.auth, insecureUrl),
-    telemetry: isObj(root.telemetry) ? root.telemetry : undefined,
+    telemetry: telemetryOf(root.telemetry),
     insecureUrl,
   };
 }

@@ -11,6 +11,7 @@ import { internalApp } from './api/internal.js';
 import { loadAuthenticator, type Authenticator } from './api/auth.js';
 import { reconcileConfig } from './store/reconcile.js';
 import { SyncCoordinator } from './sync.js';
+import { startRegistryTelemetry } from './telemetry.js';
 
 /**
  * Wires one running registry service: database (migrated and reconciled with the config before any
@@ -90,19 +91,25 @@ async function migrateAsOwner(config: RegistryServerConfig, db: Db, logger: Logg
 
 export async function startRegistry(o: ServeOptions): Promise<RunningRegistry> {
   const { config, logger } = o;
+  const address = o.address ?? ':8080';
+  const internalAddress = o.internalAddress ?? ':8081';
+  // Bad addresses are usage errors: say so before opening (or creating) any database.
+  parseAddress(address);
+  parseAddress(internalAddress);
   const db = o.db ?? (await openDatabase(config.database, logger));
   const ownDb = o.db === undefined;
   let authenticator: Authenticator | undefined;
   const opened: ServerType[] = [];
-  const sync = new SyncCoordinator({ db, logger, maxMetaSize: config.database.maxMetaSize, maxTickMs: o.maxTickMs });
+  const telemetry = startRegistryTelemetry(config.telemetry, logger);
+  const sync = new SyncCoordinator({ db, logger, maxMetaSize: config.database.maxMetaSize, maxTickMs: o.maxTickMs, onSync: (...a) => telemetry.recordSync(...a) });
   try {
     const applied = await migrateAsOwner(config, db, logger);
     if (applied.length > 0) logger.info({ applied }, 'database migrated');
     await reconcileConfig(db, config);
     if (config.auth.mode === 'oauth') authenticator = await loadAuthenticator(config.auth, config.insecureUrl, logger);
-    const pub = await listen(publicApp(config, db, authenticator, logger), o.address ?? ':8080');
+    const pub = await listen(publicApp(config, db, authenticator, logger, telemetry.middleware), address);
     opened.push(pub.server);
-    const internal = await listen(internalApp(db), o.internalAddress ?? ':8081');
+    const internal = await listen(internalApp(db, telemetry.metrics), internalAddress);
     opened.push(internal.server);
     if (!o.noSync) sync.start();
     logger.info({ url: pub.url, internal: internal.url, database: db.kind, auth: config.auth.mode }, 'registry server started');
@@ -115,6 +122,7 @@ export async function startRegistry(o: ServeOptions): Promise<RunningRegistry> {
         await sync.stop();
         await Promise.all(opened.map(closeServer));
         await authenticator?.close().catch(() => undefined);
+        await telemetry.shutdown();
         if (ownDb) await db.close();
       },
     };
@@ -122,6 +130,7 @@ export async function startRegistry(o: ServeOptions): Promise<RunningRegistry> {
     await sync.stop();
     await Promise.all(opened.map(closeServer));
     await authenticator?.close().catch(() => undefined);
+    await telemetry.shutdown();
     if (ownDb) await db.close().catch(() => undefined);
     throw err;
   }

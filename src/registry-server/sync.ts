@@ -21,6 +21,8 @@ export interface SyncOptions {
   maxMetaSize: number;
   /** Upper bound between ticks; the actual period is also bounded by the shortest source interval. */
   maxTickMs?: number;
+  /** Told about every sync that fetched (telemetry): seconds taken, success, servers stored. */
+  onSync?: (source: string, seconds: number, success: boolean, servers?: number) => void;
 }
 
 interface DueRow {
@@ -149,10 +151,12 @@ export class SyncCoordinator {
         return n;
       });
       log.info({ servers: count, ms: Date.now() - started }, 'source synced');
+      this.o.onSync?.(row.name, (Date.now() - started) / 1000, true, count);
       return 'synced';
     } catch (err) {
       const msg = `${stage} failed: ${(err as Error).message}`;
       log.warn({ err: msg }, 'source sync failed');
+      this.o.onSync?.(row.name, (Date.now() - started) / 1000, false);
       await s.query(`UPDATE registry_sync SET sync_status = 'FAILED', error_msg = $2, ended_at = now() WHERE source_id = $1`, [row.id, msg.slice(0, 2000)]);
       return 'failed';
     }

@@ -90,6 +90,40 @@ describe('registry server configuration', () => {
     assert.equal(c.database.sslMode, 'require');
   });
 
+  it('telemetry block: defaults, sampling checked only when tracing is on', () => {
+    const reg = 'sources: [{name: a, managed: {}}]\nregistries: [{name: r, sources: [a]}]\nauth: {mode: anonymous}\n';
+    assert.equal(parseConfig(reg, {}).telemetry, undefined);
+    const t = parseConfig(`${reg}telemetry: {enabled: true, metrics: {enabled: true}}\n`, {}).telemetry;
+    assert.deepEqual(t, {
+      enabled: true,
+      serviceName: 'thv-registry-api',
+      serviceVersion: 'unknown',
+      endpoint: 'localhost:4318',
+      insecure: false,
+      tracing: { enabled: false, sampling: 0.05 },
+      metrics: { enabled: true },
+    });
+    assert.equal(
+      error(`${reg}telemetry: {enabled: true, tracing: {enabled: true, sampling: 0}}\n`),
+      'invalid configuration: telemetry: tracing: sampling must be greater than 0.0 and at most 1.0, got 0 (use enabled: false to disable tracing)',
+    );
+    assert.equal(parseConfig(`${reg}telemetry: {enabled: false, tracing: {enabled: true, sampling: 7}}\n`, {}).telemetry?.enabled, false);
+    // Keys present in the file can be switched from the environment.
+    assert.equal(parseConfig(`${reg}telemetry: {enabled: false}\n`, { THV_REGISTRY_TELEMETRY_ENABLED: 'true' }).telemetry?.enabled, true);
+  });
+
+  it('publicPaths: under auth (the reference) or auth.oauth (the issue), both kept', () => {
+    const c = parseConfig(
+      'sources: [{name: a, managed: {}}]\nregistries: [{name: r, sources: [a]}]\nauth:\n  publicPaths: [/docs]\n  oauth:\n    publicPaths: [/registry/r/v0.1]\n    providers: [{name: p, issuerUrl: "https://idp.example", audience: a}]\n',
+      {},
+    );
+    assert.deepEqual(c.auth.publicPaths, ['/docs', '/registry/r/v0.1']);
+    assert.equal(
+      error('sources: [{name: a, managed: {}}]\nregistries: [{name: r, sources: [a]}]\nauth: {mode: anonymous, oauth: {publicPaths: [docs]}}\n'),
+      "invalid configuration: invalid auth configuration: auth.publicPaths entry 'docs' must start with '/'",
+    );
+  });
+
   it('Go durations', () => {
     assert.equal(parseGoDuration('1h30m'), 5_400_000);
     assert.equal(parseGoDuration('1.5s'), 1500);

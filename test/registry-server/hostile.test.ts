@@ -148,11 +148,55 @@ describe('hostile input', () => {
     }
   });
 
-  it('openapi.json is an OpenAPI 3.1 document naming every route', async () => {
+  it('openapi.json is an OpenAPI 3.1 document of every route, and every documented route exists', async () => {
     const doc = (await getJson(`${anon.url}/openapi.json`)).body;
     assert.equal(doc.openapi, '3.1.0');
-    for (const p of ['/registry/{registryName}/v0.1/servers', '/registry/{registryName}/v0.1/servers/{serverName}/versions/{version}', '/v1/entries', '/v1/sources/{name}', '/v1/registries/{name}/entries', '/v1/me'])
-      assert.ok(doc.paths[p], p);
+    // Every route the servers answer (admin.ts, v01.ts, app.ts), by method.
+    const routes = [
+      'get /registry/{registryName}/v0.1/servers',
+      'get /registry/{registryName}/v0.1/servers/{serverName}/versions',
+      'get /registry/{registryName}/v0.1/servers/{serverName}/versions/{version}',
+      'get /v1/me',
+      'get /v1/sources',
+      'get /v1/sources/{name}',
+      'put /v1/sources/{name}',
+      'delete /v1/sources/{name}',
+      'get /v1/sources/{name}/entries',
+      'get /v1/registries',
+      'get /v1/registries/{name}',
+      'put /v1/registries/{name}',
+      'delete /v1/registries/{name}',
+      'get /v1/registries/{name}/entries',
+      'post /v1/entries',
+      'delete /v1/entries/{type}/{name}/versions/{version}',
+      'get /v1/entries/{type}/{name}/claims',
+      'put /v1/entries/{type}/{name}/claims',
+      'get /openapi.json',
+      'get /.well-known/oauth-protected-resource',
+    ];
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
+    assert.deepEqual([...documented].sort(), [...routes].sort());
+    // Every $ref resolves, every operation has responses.
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+    for (const r of refs) {
+      const target = r.slice(8, -1).replace(/^#\//, '').split('/').reduce((o: any, k) => o?.[k], doc);
+      assert.ok(target, `unresolved ${r}`);
+    }
+    // Each documented route is routed: a request reaches its handler (never the catch-all 404 / 405).
+    const fill = (path: string) =>
+      path
+        .replace('{registryName}', 'default')
+        .replace('{serverName}', 'io.test%2Fserver-00001')
+        .replace('{version}', '1.0.0')
+        .replace('{type}', 'server')
+        .replace('{name}', path.startsWith('/v1/entries') ? 'io.none%2Fx' : path.startsWith('/v1/registries') ? 'default' : 'f');
+    for (const route of routes) {
+      const [method, path] = route.split(' ') as [string, string];
+      const server = path.startsWith('/.well-known') ? oauth : anon;
+      const r = await rawRequest(server.url, method.toUpperCase(), fill(path), method === 'get' || method === 'delete' ? undefined : '{}', { 'content-type': 'application/json' });
+      assert.ok(r.status !== 405 && r.status !== 500, `${route}: ${r.status}`);
+      assert.ok(!(r.status === 404 && JSON.parse(r.body).error === 'not found'), `${route} is not routed: ${r.body}`);
+    }
   });
 
   it('invalid configurations stop start-up with a clear message and exit 2', async () => {
@@ -166,5 +210,21 @@ describe('hostile input', () => {
     const missing = spawnCli(['serve', '--config', join(dir, 'nope.yaml')]);
     assert.equal(await missing.exited, 2);
     assert.match(missing.stderr(), /cannot read/);
+    // THV_REGISTRY_* overrides reach the CLI's configuration (and are validated like the file).
+    const good = join(dir, 'good.yaml');
+    writeFileSync(good, 'sources: [{name: m, managed: {}}]\nregistries: [{name: r, sources: [m]}]\nauth: {mode: anonymous}\n');
+    const envMode = spawnCli(['serve', '--config', good, '--address', '127.0.0.1:0', '--internal-address', '127.0.0.1:0'], { THV_REGISTRY_AUTH_MODE: 'sometimes' });
+    assert.equal(await envMode.exited, 2, envMode.stderr());
+    assert.match(envMode.stderr(), /^Error: invalid configuration: invalid auth configuration: invalid auth.mode: sometimes \(must be 'anonymous' or 'oauth'\)$/m);
+    // A bad address is reported before any database is opened (this one is unreachable).
+    const unreachable = join(dir, 'unreachable.yaml');
+    writeFileSync(unreachable, 'sources: [{name: m, managed: {}}]\nregistries: [{name: r, sources: [m]}]\nauth: {mode: anonymous}\ndatabase: {host: 127.0.0.1, port: 1, user: u, database: d, sslMode: disable}\n');
+    const badAddr = spawnCli(['serve', '--config', unreachable, '--address', 'nonsense', '--internal-address', '127.0.0.1:0']);
+    assert.equal(await badAddr.exited, 2, badAddr.stderr());
+    assert.match(badAddr.stderr(), /^Error: address must be host:port or :port: nonsense$/m);
+    const noDb = spawnCli(['serve', '--config', unreachable, '--address', '127.0.0.1:0', '--internal-address', '127.0.0.1:0']);
+    assert.notEqual(await noDb.exited, 0);
+    assert.match(noDb.stderr(), /^Error: cannot connect to PostgreSQL at 127\.0\.0\.1:1 as u: .*ECONNREFUSED/m);
+    assert.doesNotMatch(noDb.stderr(), /at .*\.ts:\d+/, 'no stack trace');
   });
 });

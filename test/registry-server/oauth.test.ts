@@ -49,10 +49,13 @@ registries:
   - name: elsewhere
     sources: [catalog]
     claims: { org: other }
+  - name: open
+    sources: [catalog]
 auth:
   mode: oauth
   oauth:
     resourceUrl: https://registry.test
+    publicPaths: [/registry/open/v0.1]
     providers:
       - name: jwt-idp
         issuerUrl: ${jwtIdp.issuer}
@@ -119,6 +122,14 @@ ${tdb.yaml}`,
 
   it('public paths need no token; the metadata lists every issuer; /health is not on the main port', async () => {
     assert.equal((await getJson(`${reg.url}/openapi.json`)).status, 200);
+    const open = await getJson(`${reg.url}/registry/open/v0.1/servers`);
+    assert.equal(open.status, 200, 'a configured public path');
+    assert.equal(open.body.metadata.count, 3);
+    // As in the reference, a path with an encoded '/' is never public, even under a public prefix.
+    assert.equal((await getJson(`${reg.url}/registry/open/v0.1/servers/io.test%2Fserver-00001/versions/latest`)).status, 401);
+    const notPublic = await getJson(`${reg.url}/registry/openx/v0.1/servers`);
+    assert.equal(notPublic.status, 401, 'whole segments only');
+    assert.match(notPublic.headers.get('www-authenticate') ?? '', /^Bearer realm="mcp-registry", error="invalid_request"/);
     const meta = await getJson(`${reg.url}/.well-known/oauth-protected-resource`);
     assert.deepEqual(meta.body, { resource: 'https://registry.test', authorization_servers: [jwtIdp.issuer, opaqueIdp.issuer], bearer_methods_supported: ['header'] });
     assert.equal((await getJson(`${reg.url}/health`)).status, 401);

@@ -46,6 +46,23 @@ export function e2eScenario(label: string, backend: Backend): void {
         { name: 'io.shared/dup', version: '2.0.0', description: 'from the file source' },
       ]);
       writeFileSync(join(dir, 'registry.json'), fileDoc);
+      // Tags live in the publisher-provided _meta block, under the publisher's namespace.
+      const tagged = (name: string, tags: string[]) => ({
+        name,
+        version: '1.0.0',
+        description: `tags ${tags.join(' ')}`,
+        _meta: { 'io.modelcontextprotocol.registry/publisher-provided': { 'io.github.stacklok': { [`ghcr.io/${name}`]: { tags } } } },
+      });
+      writeFileSync(
+        join(dir, 'tagged.json'),
+        registryDocument([
+          tagged('io.tags/prod-a', ['prod', 'search']),
+          tagged('io.tags/prod-old', ['prod', 'deprecated']),
+          tagged('io.tags/dev-b', ['dev']),
+          tagged('io.tags/untagged', []),
+          tagged('io.other/prod-c', ['prod']),
+        ]),
+      );
       gitIds = makeGitRepo(join(dir, 'repo'), [
         { files: { 'data/registry.json': registryDocument([{ name: 'io.git/one', version: '1.0.0', description: 'first commit' }, { name: 'io.shared/dup', version: '0.5.0', description: 'from git' }]) }, tag: 'v1' },
         { files: { 'data/registry.json': registryDocument([{ name: 'io.git/one', version: '2.0.0', description: 'second commit' }]) } },
@@ -79,9 +96,15 @@ export function e2eScenario(label: string, backend: Backend): void {
     api: { endpoint: ${upstream.url}/registry/default }
     syncPolicy: { interval: 1h }
     filter: { names: { exclude: ["io.upstream/server-0002*"] } }
+  - name: tagged
+    file: { path: ${join(dir, 'tagged.json')} }
+    syncPolicy: { interval: 1h }
+    filter: { names: { include: ["io.tags/*"] }, tags: { include: [prod, dev], exclude: [deprecated] } }
   - name: published
     managed: {}
 registries:
+  - name: tagged
+    sources: [tagged]
   - name: default
     sources: [local-file, git-tag]
   - name: git-head
@@ -198,6 +221,14 @@ ${m.yaml}`,
       assert.ok(!keys.some((k: string) => k.startsWith('io.upstream/server-0002')));
       // The upstream's official block is ours to compute, not copied.
       assert.equal(servers[0]._meta['io.modelcontextprotocol.registry/official'].isLatest, false);
+    });
+
+    it('applies name and tag filters: include globs, tag overlap, exclude wins', async () => {
+      const r = await getJson(`${main.url}/registry/tagged/v0.1/servers`);
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body.servers.map((s: any) => s.server.name), ['io.tags/dev-b', 'io.tags/prod-a']);
+      const src = await getJson(`${main.url}/v1/sources/tagged`);
+      assert.equal(src.body.syncStatus.serverCount, 2);
     });
 
     it('pages through a multi-source registry with no gaps or repeats', async () => {

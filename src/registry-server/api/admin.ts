@@ -422,6 +422,8 @@ export function adminRoutes(db: Db, auth: AuthConfig, maxMetaSize: number): Hono
       const left = await q.query(`SELECT 1 FROM entry_version WHERE entry_id = $1 LIMIT 1`, [entry.id]);
       if (left.length === 0) await q.query(`DELETE FROM registry_entry WHERE id = $1`, [entry.id]);
       else await recomputeLatest(q, managed.id, name);
+      // Keep the managed source's status count in step, as a publish does.
+      await q.query(`UPDATE registry_sync SET server_count = (SELECT count(*) FROM entry_version WHERE source_id = $1) WHERE source_id = $1`, [managed.id]);
       return true;
     });
     if (!gone) throw notFound(`not found: ${name}@${version}`);

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from '../../logging.js';
 import type { RegistryServerConfig } from '../config.js';
@@ -15,9 +15,18 @@ import { handleV01 } from './v01.js';
  */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function publicApp(cfg: RegistryServerConfig, db: Db, authenticator: Authenticator | undefined, logger: Logger): Hono<{ Variables: AuthVars }> {
+export function publicApp(
+  cfg: RegistryServerConfig,
+  db: Db,
+  authenticator: Authenticator | undefined,
+  logger: Logger,
+  telemetry?: MiddlewareHandler,
+): Hono<{ Variables: AuthVars }> {
   const app = new Hono<{ Variables: AuthVars }>();
   const openapi = JSON.stringify(openApiDocument());
+
+  // Outermost, so 401s, 413s and errors are measured too.
+  if (telemetry) app.use('*', telemetry);
 
   // Set before the handler runs, so they are part of the response as it is built (no copy after).
   app.use('*', async (c, next) => {
