@@ -1,15 +1,16 @@
 /**
  * stdio-bridge throughput, side by side: `server-everything`'s `echo` tool reached directly over
- * stdio, and through supergateway (--stateful), mcp-proxy and `thv run` over streamable HTTP. One
+ * stdio, and through supergateway (--stateful), mcp-proxy and `thv run` over streamable HTTP, and
+ * `thv run` again with OpenTelemetry export (sampling 0.1) and the audit log on (`thv-obs`). One
  * session per contender, N connections, contenders measured one after another in one run.
  *
  *   node --import tsx bench/bridge.ts [--duration 10] [--connections 16] [--warmup 1] [--rounds 3]
- *     [--only direct,direct-sdk,supergateway,mcp-proxy,thv] [--json] [--assert] [--require thv]
+ *     [--only direct,direct-sdk,supergateway,mcp-proxy,thv,thv-obs] [--json] [--assert] [--require thv]
  *     [--peer-logs] [--thv "<command prefix>"]
  *
  * See bench/README.md for what is measured and how.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,12 +41,13 @@ import {
 import { startCpuProbe, type CpuProbe, type CpuSplit } from './lib/cpu.js';
 import { closedLoop, type LatencySummary } from './lib/stats.js';
 import { LeanStdioClient } from './lib/stdio-client.js';
+import { startOtlpSink, type OtlpSink } from './lib/otlp-sink.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'node_modules', '.bin');
 const SERVER_BIN = path.join(BIN, 'mcp-server-everything');
 
-const CONTENDERS = ['direct', 'direct-sdk', 'supergateway', 'mcp-proxy', 'thv'] as const;
+const CONTENDERS = ['direct', 'direct-sdk', 'supergateway', 'mcp-proxy', 'thv', 'thv-obs'] as const;
 type ContenderId = (typeof CONTENDERS)[number];
 
 const LABELS: Record<ContenderId, string> = {
@@ -54,7 +56,19 @@ const LABELS: Record<ContenderId, string> = {
   supergateway: 'supergateway --stateful',
   'mcp-proxy': 'mcp-proxy',
   thv: 'thv run (stdio bridge)',
+  'thv-obs': 'thv run + OTel 0.1 + audit',
 };
+
+/** The thv contenders: both start `thv run`; thv-obs adds telemetry and audit (see obsArgs). */
+type ThvId = 'thv' | 'thv-obs';
+type HttpId = 'supergateway' | 'mcp-proxy' | ThvId;
+const isThv = (id: ContenderId): id is ThvId => id === 'thv' || id === 'thv-obs';
+
+/**
+ * thv-obs exports metrics every 5 s instead of ToolHive's 60 s default so that metric exports also
+ * happen inside a measured window (the conservative case).
+ */
+const OBS_METRIC_EXPORT_INTERVAL_MS = 5000;
 
 const LOAD_AT_START = os.loadavg()[0] ?? NaN;
 
@@ -102,8 +116,10 @@ const USAGE = `usage: node --import tsx bench/bridge.ts [options]
   --peer-logs          run supergateway at its default log level (info: logs every message)
   --thv <command>      how to start thv, split on spaces (default: "node bin/thv.js"); e.g.
                        --thv "node --import tsx src/cli/main.ts"
-  --thv-args <flags>   extra flags for \`thv run\`, split on spaces; e.g. to measure observability:
-                       --thv-args="--enable-audit --otel-endpoint http://127.0.0.1:4318 --otel-insecure"`;
+  --thv-args <flags>   extra flags for \`thv run\` (both thv and thv-obs), split on spaces; e.g.
+                       --thv-args="--authz-config policies.json"
+  thv-obs is \`thv run\` with --enable-audit (log file in the run's temp dir), OTLP/HTTP export of
+  traces and metrics to an in-process sink that discards them, and --otel-sampling-rate 0.1`;
 
 function contenderList(value: string | undefined, flag: string): ContenderId[] {
   if (value === undefined || value === '') return [];
@@ -294,7 +310,30 @@ interface Launch {
   endpoint: string;
 }
 
-function launchFor(id: 'supergateway' | 'mcp-proxy' | 'thv', port: number, opts: Options): Launch {
+/** What thv-obs needs besides the plain thv flags: where its audit log goes and the OTLP sink. */
+interface ObsSetup {
+  auditLog: string;
+  auditConfig: string;
+  sink: OtlpSink;
+}
+
+/** The telemetry + audit flags of thv-obs. */
+function obsArgs(obs: ObsSetup): string[] {
+  return [
+    '--enable-audit',
+    '--audit-config',
+    obs.auditConfig,
+    '--otel-endpoint',
+    obs.sink.url,
+    '--otel-insecure',
+    '--otel-sampling-rate',
+    '0.1',
+    '--otel-tracing-enabled',
+    '--otel-metrics-enabled',
+  ];
+}
+
+function launchFor(id: HttpId, port: number, opts: Options, obs?: ObsSetup): Launch {
   switch (id) {
     case 'supergateway':
       return {
@@ -317,7 +356,8 @@ function launchFor(id: 'supergateway' | 'mcp-proxy' | 'thv', port: number, opts:
         args: ['--port', String(port), '--host', '127.0.0.1', '--', SERVER_BIN],
         endpoint: '/mcp',
       };
-    case 'thv': {
+    case 'thv':
+    case 'thv-obs': {
       let prefix = opts.thv;
       if (prefix === undefined) {
         const entry = path.join(ROOT, 'bin', 'thv.js');
@@ -339,6 +379,7 @@ function launchFor(id: 'supergateway' | 'mcp-proxy' | 'thv', port: number, opts:
           'stdio',
           '--proxy-port',
           String(port),
+          ...(id === 'thv-obs' && obs !== undefined ? obsArgs(obs) : []),
           ...opts.thvArgs,
           SERVER_BIN,
         ],
@@ -348,21 +389,48 @@ function launchFor(id: 'supergateway' | 'mcp-proxy' | 'thv', port: number, opts:
   }
 }
 
-async function measureHttp(
-  id: 'supergateway' | 'mcp-proxy' | 'thv',
-  opts: Options,
-  logDir: string,
-): Promise<Measured> {
+/** Lines in a file (0 when it does not exist); streamed, the audit log of a long run is large. */
+async function countLines(file: string): Promise<number> {
+  if (!existsSync(file)) return 0;
+  let lines = 0;
+  for await (const chunk of createReadStream(file)) {
+    const buf = chunk as Buffer;
+    for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) lines++;
+  }
+  return lines;
+}
+
+/** Starts the OTLP sink and writes the audit configuration of one thv-obs measurement. */
+async function setUpObs(logDir: string): Promise<ObsSetup> {
+  const sink = await startOtlpSink();
+  const stamp = `${Date.now()}-${process.hrtime.bigint() % 1000000n}`;
+  const auditLog = path.join(logDir, `thv-obs-audit-${stamp}.jsonl`);
+  const auditConfig = path.join(logDir, `thv-obs-audit-${stamp}.json`);
+  // ToolHive's audit.DefaultConfig() (what --enable-audit alone uses) plus a log file.
+  writeFileSync(auditConfig, JSON.stringify({ detectApplicationErrors: true, maxDataSize: 1024, logFile: auditLog }) + '\n');
+  return { auditLog, auditConfig, sink };
+}
+
+async function measureHttp(id: HttpId, opts: Options, logDir: string): Promise<Measured> {
   const port = await freePort();
-  const launch = launchFor(id, port, opts);
+  const obs = id === 'thv-obs' ? await setUpObs(logDir) : undefined;
+  let launch: Launch;
+  try {
+    launch = launchFor(id, port, opts, obs);
+  } catch (err) {
+    await obs?.sink.close();
+    throw err;
+  }
   const logFile = path.join(logDir, `${id}.log`);
-  const group: Group = spawnGroup(id, launch.command, launch.args, { logFile, cwd: ROOT });
+  const env = obs === undefined ? undefined : { ...process.env, OTEL_METRIC_EXPORT_INTERVAL: String(OBS_METRIC_EXPORT_INTERVAL_MS) };
+  const group: Group = spawnGroup(id, launch.command, launch.args, { logFile, cwd: ROOT, ...(env === undefined ? {} : { env }) });
   const url = `http://127.0.0.1:${port}${launch.endpoint}`;
   const fail = (what: string, err: unknown): never => {
     const tail = tailFile(logFile, 800);
     const message = `${what}: ${err instanceof Error ? err.message : String(err)}${tail ? `\n      log tail: ${tail.replace(/\n/g, '\n      ')}` : ''}`;
-    throw id === 'thv' ? new Unavailable(message) : new Error(message);
+    throw isThv(id) ? new Unavailable(message) : new Error(message);
   };
+  let stopped = false;
   try {
     await waitForPort(port, { timeoutMs: LIMITS.spawnListen, group }).catch((err: unknown) => fail('start', err));
     const session = await withTimeout(openSession(url, LIMITS.handshake), LIMITS.handshake * 3, 'handshake').catch(
@@ -379,6 +447,20 @@ async function measureHttp(
       warnings.push(`${load.sampleFailures}/${load.sampled} sampled responses did not match: ${load.sampleFailureExample ?? ''}`);
     }
     if (group.hasExited()) warnings.push('process exited during the run');
+    let obsDetail: Record<string, unknown> = {};
+    if (obs !== undefined) {
+      // Stop thv first: it flushes its last spans, metrics and audit events on the way out, so the
+      // counts below cover the whole run (warm-up included).
+      stopped = true;
+      const { clean } = await killGroup(group);
+      if (!clean) process.stderr.write(`  (${id} needed SIGKILL to stop)\n`);
+      const auditEvents = await countLines(obs.auditLog);
+      obsDetail = { auditLog: obs.auditLog, auditEvents, otlp: obs.sink.counts() };
+      const c = obs.sink.counts();
+      if (c.traces === 0) warnings.push('the OTLP sink received no trace export');
+      if (c.metrics === 0) warnings.push('the OTLP sink received no metric export');
+      if (auditEvents < load.good) warnings.push(`${auditEvents} audit events for ${load.good} good responses`);
+    }
     const { json, sse } = load.bodies;
     return {
       id,
@@ -398,6 +480,7 @@ async function measureHttp(
         autocannonMeanRps: load.autocannonMeanRps,
         contentType: session.contentType,
         command: [launch.command, ...launch.args].join(' '),
+        ...obsDetail,
       },
       seconds: load.seconds,
       latencyMs: load.latency,
@@ -406,8 +489,11 @@ async function measureHttp(
       warnings,
     };
   } finally {
-    const { clean } = await killGroup(group);
-    if (!clean) process.stderr.write(`  (${id} needed SIGKILL to stop)\n`);
+    if (!stopped) {
+      const { clean } = await killGroup(group);
+      if (!clean) process.stderr.write(`  (${id} needed SIGKILL to stop)\n`);
+    }
+    await obs?.sink.close();
   }
 }
 
@@ -449,21 +535,24 @@ function median(values: number[]): number {
  * Each ratio is taken within a round (contenders measured minutes apart drift with the machine's other
  * load), then the median over rounds is reported.
  */
-function ratios(rounds: Outcome[][]): Ratio[] {
-  const pairs: Array<[ContenderId, number]> = [
-    ['supergateway', 3.0],
-    ['mcp-proxy', 3.0],
-    ['direct', 0.4],
+function ratios(rounds: Outcome[][], only: readonly ContenderId[]): Ratio[] {
+  const pairs: Array<[ContenderId, ContenderId, number]> = [
+    ['thv', 'supergateway', 3.0],
+    ['thv', 'mcp-proxy', 3.0],
+    ['thv', 'direct', 0.4],
   ];
-  return pairs.map(([other, target]) => {
-    const name = `thv / ${other}`;
+  // Observability overhead (issue 9): only when thv-obs was asked for, so that runs of other subsets
+  // report (and --assert) exactly what they did before thv-obs existed.
+  if (only.includes('thv-obs')) pairs.push(['thv-obs', 'thv', 0.8]);
+  return pairs.map(([subject, other, target]) => {
+    const name = `${subject} / ${other}`;
     const perRound: number[] = [];
     let note: string | undefined;
     for (const outcomes of rounds) {
       const byId = new Map(outcomes.map((o) => [o.id, o]));
-      const thv = byId.get('thv');
+      const thv = byId.get(subject);
       const peer = byId.get(other);
-      if (thv?.status !== 'measured') note = 'thv not measured';
+      if (thv?.status !== 'measured') note = `${subject} not measured`;
       else if (peer?.status !== 'measured') note = `${other} not measured`;
       else if (peer.rps > 0) perRound.push(thv.rps / peer.rps);
     }
@@ -630,7 +719,7 @@ async function main(): Promise<number> {
   clearTimeout(watchdog);
 
   const outcomes = medianOutcomes(rounds, opts.only);
-  const rs = ratios(rounds);
+  const rs = ratios(rounds, opts.only);
   process.stdout.write(`\n${report(outcomes, rs, opts)}\n`);
   if (opts.json) process.stdout.write(`\nwrote ${path.relative(ROOT, writeJson(outcomes, rounds, rs, opts, startedAt))}\n`);
   process.stdout.write(`logs: ${logDir}\n`);

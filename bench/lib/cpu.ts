@@ -30,18 +30,22 @@ function machineBusyTicks(): number | undefined {
 }
 
 /** utime+stime ticks of one process, or undefined when it is gone. */
-function processTicks(pid: number): { pgrp: number; ticks: number } | undefined {
+function processTicks(pid: number): { ppid: number; pgrp: number; ticks: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // fields after "pid (comm) ": state(0) ppid(1) pgrp(2) ... utime(11) stime(12)
-    return { pgrp: Number(f[2]), ticks: Number(f[11]) + Number(f[12]) };
+    return { ppid: Number(f[1]), pgrp: Number(f[2]), ticks: Number(f[11]) + Number(f[12]) };
   } catch {
     return undefined;
   }
 }
 
-/** CPU ticks of every live process in the process groups `pgids`, plus the single `pids`. */
+/**
+ * CPU ticks of every live process in the process groups `pgids` and of their descendants, plus the
+ * single `pids`. Descendants count even in a group of their own: thv starts each MCP server in a new
+ * process group (so that stopping it stops what it started), and that server is part of the contender.
+ */
 function contenderTicks(pgids: readonly number[], pids: readonly number[]): number {
   let total = 0;
   for (const pid of pids) total += processTicks(pid)?.ticks ?? 0;
@@ -52,12 +56,23 @@ function contenderTicks(pgids: readonly number[], pids: readonly number[]): numb
   } catch {
     return total;
   }
+  const procs = new Map<number, { ppid: number; pgrp: number; ticks: number }>();
   for (const name of entries) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     const p = processTicks(Number(name));
-    if (p !== undefined && pgids.includes(p.pgrp)) total += p.ticks;
+    if (p !== undefined) procs.set(Number(name), p);
   }
+  const inside = new Map<number, boolean>();
+  const isInside = (pid: number, depth = 0): boolean => {
+    const known = inside.get(pid);
+    if (known !== undefined) return known;
+    const p = procs.get(pid);
+    const verdict = p !== undefined && (pgids.includes(p.pgrp) || (p.ppid > 1 && depth < 64 && isInside(p.ppid, depth + 1)));
+    inside.set(pid, verdict);
+    return verdict;
+  };
+  for (const [pid, p] of procs) if (isInside(pid)) total += p.ticks;
   return total;
 }
 

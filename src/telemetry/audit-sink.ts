@@ -10,7 +10,8 @@ import { promisify } from 'node:util';
 import { ErrorCodes, ThvError } from '../errors.js';
 import type { Logger } from '../logging.js';
 
-const writeFd = promisify(writeCb) as (fd: number, data: string) => Promise<{ bytesWritten: number }>;
+const writeFd = promisify(writeCb) as ((fd: number, data: string) => Promise<{ bytesWritten: number }>) &
+  ((fd: number, data: Uint8Array) => Promise<{ bytesWritten: number }>);
 const closeFd = promisify(closeCb);
 const OPEN_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
 
@@ -105,11 +106,13 @@ export class FileAuditSink implements AuditSink {
   }
 
   private async drain(): Promise<void> {
-    // Collect lines for a short while, so that one write carries many: a write per request costs a
-    // thread-pool round trip each (measured: the largest part of the audit cost under load).
-    await new Promise<void>((r) => setTimeout(r, BATCH_DELAY_MS));
+    // Collect lines for a short while before EVERY write, so that one write carries many: a write per
+    // request costs a thread-pool round trip each (measured: the largest part of the audit cost under
+    // load). Writing the next batch as soon as the last one is done would, under load, shrink batches
+    // back to a few lines each; so at most one write per BATCH_DELAY_MS.
     try {
       while (this.queue.length > 0) {
+        await new Promise<void>((r) => setTimeout(r, BATCH_DELAY_MS));
         const batch = this.queue;
         this.queue = [];
         this.queuedBytes = 0;
@@ -119,13 +122,25 @@ export class FileAuditSink implements AuditSink {
         }
         try {
           await this.ensureCurrent();
-          await writeFd(this.fd!, batch.join('\n') + '\n');
+          await this.writeAll(batch.join('\n') + '\n');
         } catch (err) {
           this.logger.error({ err: (err as Error).message, path: this.path }, 'failed to write audit events');
         }
       }
     } finally {
       this.writing = undefined;
+    }
+  }
+
+  /** write(2) may take less than asked (a full disk, a signal): the rest follows, so no line is cut. */
+  private async writeAll(text: string): Promise<void> {
+    const { bytesWritten } = await writeFd(this.fd!, text);
+    if (bytesWritten === Buffer.byteLength(text)) return;
+    let rest = Buffer.from(text).subarray(bytesWritten);
+    while (rest.length > 0) {
+      const { bytesWritten: n } = await writeFd(this.fd!, rest);
+      if (n === 0) throw new Error('the audit log accepted no bytes');
+      rest = rest.subarray(n);
     }
   }
 
