@@ -34,8 +34,15 @@ export function candidateSockets(env: NodeJS.ProcessEnv = process.env): string[]
   return out;
 }
 
-/** The first socket whose engine answers `GET /_ping`, or undefined. */
+/** The first socket whose engine answers `GET /_ping`, or undefined. An override naming a missing path is an error (as in ToolHive). */
 export async function findContainerEngine(env: NodeJS.ProcessEnv = process.env, timeoutMs = 2000): Promise<string | undefined> {
+  if (!env.DOCKER_HOST) {
+    for (const v of ['TOOLHIVE_PODMAN_SOCKET', 'TOOLHIVE_DOCKER_SOCKET', 'TOOLHIVE_COLIMA_SOCKET']) {
+      if (env[v] && !existsSync(env[v]!)) {
+        throw new ThvError(ErrorCodes.RuntimeUnavailable, `${v} is set to ${env[v]}, which does not exist`, { hint: `unset ${v} or point it at the engine's socket` });
+      }
+    }
+  }
   for (const socketPath of candidateSockets(env)) {
     if (!existsSync(socketPath)) continue;
     if (await ping(socketPath, timeoutMs)) return socketPath;

@@ -6,14 +6,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
-import { ensureEngine, nodeBaseImage } from '../helpers/docker.js';
+import { ensureEngine, nodeBaseImage, removeWorkloadResources, testWorkloadName } from '../helpers/docker.js';
 import { openSession, post, startThv, type RunningThv } from '../helpers/thv.js';
 import { callTool, waitFor } from '../workloads/helpers.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
 describe('container failures', () => {
-  const name = `fail-${process.pid}`;
+  const name = testWorkloadName('fail');
   let docker: Docker;
   let thv: RunningThv;
   before(async () => {
@@ -25,7 +25,11 @@ describe('container failures', () => {
     );
   });
   after(async () => {
-    if (thv) assert.equal(await thv.stop(), 0);
+    try {
+      if (thv) assert.equal(await thv.stop(), 0);
+    } finally {
+      await removeWorkloadResources(docker, name);
+    }
   });
 
   it('a container removed by hand is noticed, and a new one serves the next session', async () => {

@@ -37,7 +37,11 @@ export function ensureEngine(): Promise<Docker> {
       socket = await findContainerEngine();
     }
     if (!socket) throw new Error('no Docker engine answers, even after scripts/services.sh; the container tests need one');
-    return new Docker({ socketPath: socket });
+    const docker = new Docker({ socketPath: socket });
+    // What killed earlier runs left behind would hold ports and names, and would leak forever.
+    const removed = await sweepStaleTestResources(docker);
+    if (removed.length > 0) process.stderr.write(`# removed leftovers of earlier test runs: ${removed.join(', ')}\n`);
+    return docker;
   })();
   return enginePromise;
 }
@@ -184,14 +188,79 @@ export async function buildContext(docker: Docker, dir: string, files: string[],
   if (failed) throw new Error(`building ${tag} failed: ${failed.error}\n${output.map((o) => o.stream ?? '').join('')}`);
 }
 
-/** Containers and networks carrying the toolhive label (for leak checks). */
-export async function toolhiveResources(docker: Docker, name?: string): Promise<{ containers: string[]; networks: string[] }> {
-  const labels = ['toolhive=true'];
-  const containers = await docker.listContainers({ all: true, filters: { label: labels } });
-  const networks = await docker.listNetworks({ filters: { label: labels } });
-  const match = (n: string): boolean => name === undefined || n.includes(name);
+/**
+ * Names of test workloads: `thvt-<kind>-<pid>` (kind without dashes), so a later run can tell which test
+ * process made a container or network and sweep what a killed run left (`sweepStaleTestResources`).
+ */
+export function testWorkloadName(kind: string): string {
+  return `thvt-${kind}-${process.pid}`;
+}
+
+/**
+ * The test process that made a resource, from its name: `thvt-…`, and the distinctive names earlier versions
+ * of the tests used (not their short ones like `lc-<pid>`, which a user's workload could carry).
+ */
+const TEST_RESOURCE_RE = /^(?:toolhive-)?(?:thvt-[a-z0-9]+|conf-stdio|conf-http|thv-test-allowed|thv-test-other)-(\d+)(?:[-:]|$)/;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Everything of workload `name` in the engine, found both ways (a leak check must not trust the code it
+ * checks): containers labelled `toolhive-basename=<name>` or named `<name>` / `<name>-…` (server
+ * containers `<name>-<hex>`, sidecars `<name>-egress|ingress|dns`), networks named after it.
+ */
+export async function workloadResources(docker: Docker, name: string): Promise<{ containers: string[]; networks: string[] }> {
+  const mine = (n: string): boolean => n === name || n.startsWith(`${name}-`) || n === `toolhive-${name}-internal`;
+  const containers = await docker.listContainers({ all: true });
+  const networks = await docker.listNetworks();
   return {
-    containers: containers.flatMap((c) => c.Names.map((n) => n.replace(/^\//, ''))).filter(match),
-    networks: networks.map((n) => n.Name).filter(match),
+    containers: containers
+      .filter((c) => c.Labels?.['toolhive-basename'] === name || c.Names.some((n) => mine(n.replace(/^\//, ''))))
+      .map((c) => c.Names[0]!.replace(/^\//, ''))
+      .sort(),
+    networks: networks.map((n) => n.Name).filter(mine).sort(),
   };
+}
+
+/** Force-removes every container and network of workload `name` (for `after` hooks: runs even when a test failed). */
+export async function removeWorkloadResources(docker: Docker, name: string): Promise<void> {
+  const { containers, networks } = await workloadResources(docker, name);
+  for (const c of containers) await docker.getContainer(c).remove({ force: true }).catch(() => {});
+  for (const n of networks) await docker.getNetwork(n).remove().catch(() => {});
+}
+
+/** Containers, networks and tagged images of test runs whose process is gone (killed before its `after` hooks ran). */
+export async function sweepStaleTestResources(docker: Docker): Promise<string[]> {
+  const stale = (n: string): boolean => {
+    const pid = Number(TEST_RESOURCE_RE.exec(n)?.[1] ?? 0);
+    return pid > 1 && pid !== process.pid && !alive(pid);
+  };
+  const removed: string[] = [];
+  for (const c of await docker.listContainers({ all: true })) {
+    const n = c.Names[0]?.replace(/^\//, '') ?? '';
+    if (!stale(n)) continue;
+    await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+    removed.push(n);
+  }
+  for (const net of await docker.listNetworks()) {
+    if (!stale(net.Name)) continue;
+    await docker.getNetwork(net.Id).remove().catch(() => {});
+    removed.push(net.Name);
+  }
+  // Images the tests tag (`thvt-latest-<pid>:latest`, `127.0.0.1:<port>/thvt-pull-<pid>:1`, …).
+  for (const image of await docker.listImages()) {
+    for (const tag of image.RepoTags ?? []) {
+      if (!stale(tag.replace(/^[^/]+:\d+\//, ''))) continue;
+      await docker.getImage(tag).remove().catch(() => {});
+      removed.push(tag);
+    }
+  }
+  return removed;
 }

@@ -55,11 +55,13 @@ const NON_ROOT_USER =
 
 function caLines(hasCa: boolean): string {
   if (!hasCa) return '';
-  // Appended to the system bundle before any network access, and given to Node explicitly.
+  // Appended to the system bundle before any network access, and that bundle given to Node (which does not
+  // read it otherwise): pointing NODE_EXTRA_CA_CERTS at the new CA alone would drop whatever the base image
+  // already trusted that way (e.g. a TLS-inspecting proxy's CA), and npm install would fail behind it.
   return (
     'COPY ca-cert.crt /usr/local/share/ca-certificates/thv-ca.crt\n' +
     'RUN mkdir -p /etc/ssl/certs && cat /usr/local/share/ca-certificates/thv-ca.crt >> /etc/ssl/certs/ca-certificates.crt && (update-ca-certificates >/dev/null 2>&1 || true)\n' +
-    'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/thv-ca.crt SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PIP_CERT=/etc/ssl/certs/ca-certificates.crt\n'
+    'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PIP_CERT=/etc/ssl/certs/ca-certificates.crt\n'
   );
 }
 

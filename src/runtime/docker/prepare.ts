@@ -30,9 +30,15 @@ export async function prepareDockerRuntime(config: RunConfig, options: PrepareOp
   } else {
     const verification = options.imageVerification ?? 'warn';
     if (verification === 'enabled') {
-      throw new ThvError(ErrorCodes.NotImplemented, 'image signature verification (--image-verification enabled) is not available in this version of thv', {
-        hint: 'use --image-verification warn or disabled',
-      });
+      // Refused rather than skipped: `enabled` promises that nothing unverified runs. Sigstore verification
+      // needs the Sigstore trusted root (TUF, over the network) and the image's signature bundles from its
+      // registry; thv implements neither, and offline neither is reachable.
+      throw new ThvError(
+        ErrorCodes.NotImplemented,
+        `refusing to run ${image}: image signature verification (--image-verification enabled) is not available in this version of thv ` +
+          "(sigstore verification needs the Sigstore trusted root, fetched over the network, and the image's signatures from its registry)",
+        { hint: 'use --image-verification warn (the default) or disabled to run the image without signature verification' },
+      );
     }
     if (verification === 'warn' && config.registry_server_name) {
       logger.warn({ image }, 'image signatures are not verified by this version of thv');

@@ -13,11 +13,14 @@ import { engineMessage } from './engine-errors.js';
 /** Our own variables never reach the server (as for processes). */
 const PRIVATE_ENV = /^(TOOLHIVE_|THV_)/;
 
-/** `[ip:]hostPort:containerPort[/proto]` (docker's -p form). */
+/**
+ * `[[ip:]hostPort:]containerPort[/proto]` (docker's -p forms, as the option check accepts them): no host
+ * port → the engine picks one; no IP → 127.0.0.1 (never all interfaces by default).
+ */
 export function parsePublish(spec: string): { containerPort: string; hostIp: string; hostPort: string } {
-  const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d*):(\d+)(?:\/(tcp|udp))?$/.exec(spec.trim());
-  if (!m) throw new ThvError(ErrorCodes.InvalidArgument, `invalid --publish value "${spec}": expected [ip:]hostPort:containerPort[/tcp|udp]`);
-  return { hostIp: (m[1] ?? '127.0.0.1').replace(/^\[|\]$/g, ''), hostPort: m[2] ?? '', containerPort: `${m[3]}/${m[4] ?? 'tcp'}` };
+  const m = /^(?:(?:(\[[^\]]+\]|[^:]+):)?(\d*):)?(\d+)(?:\/(tcp|udp|sctp))?$/i.exec(spec.trim());
+  if (!m) throw new ThvError(ErrorCodes.InvalidArgument, `invalid --publish value "${spec}": expected [[ip:]hostPort:]containerPort[/tcp|udp|sctp]`);
+  return { hostIp: (m[1] ?? '127.0.0.1').replace(/^\[|\]$/g, ''), hostPort: m[2] ?? '', containerPort: `${m[3]}/${(m[4] ?? 'tcp').toLowerCase()}` };
 }
 
 function networkMode(profile: Record<string, unknown> | undefined): string {

@@ -8,7 +8,7 @@
 import type { RunConfig } from '../../config/run-config.js';
 import type { ServerState, WorkloadRuntime } from '../../workloads/runtime.js';
 import { statusOf } from './engine-errors.js';
-import { internalNetworkName, removeNetwork } from './isolation.js';
+import { EXTERNAL_NETWORK, internalNetworkName, removeNetwork } from './isolation.js';
 
 async function engine() {
   const { engineClient } = await import('./client.js');
@@ -46,6 +46,9 @@ export async function removeWorkloadResources(config: RunConfig): Promise<void> 
       });
   }
   await removeNetwork(docker, internalNetworkName(config.container_name ?? config.name));
+  // The shared external network goes with the last toolhive container (spec §4.3); in use → kept.
+  const rest = await docker.listContainers({ all: true, filters: { label: ['toolhive=true'] } });
+  if (rest.length === 0) await removeNetwork(docker, EXTERNAL_NETWORK);
 }
 
 export const dockerWorkloadRuntime: WorkloadRuntime = {

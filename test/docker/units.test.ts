@@ -1,0 +1,149 @@
+/**
+ * The container runtime's pure parts, against the reference's rules (spec §4.1, §4.5, §4.7, §2.2): socket
+ * discovery order and overrides, runtime selection against the real engine, API version negotiation, image
+ * tags, generated Dockerfiles, build-option validation, `--publish` forms and the egress policy.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type Docker from 'dockerode';
+import { candidateSockets, findContainerEngine, selectRuntime } from '../../src/runtime/select.js';
+import { engineClient } from '../../src/runtime/docker/client.js';
+import { buildProtocolImage, dockerfileFor, imageTag, SCHEME_DEFAULTS } from '../../src/runtime/docker/build.js';
+import { parsePublish } from '../../src/runtime/docker/runtime.js';
+import { egressPolicy } from '../../src/runtime/docker/isolation.js';
+import { createLogger } from '../../src/logging.js';
+import { ThvError } from '../../src/errors.js';
+import { ensureEngine } from '../helpers/docker.js';
+
+describe('socket discovery (spec §4.1)', () => {
+  it('DOCKER_HOST alone when set (unix), nothing for other schemes', () => {
+    assert.deepEqual(candidateSockets({ DOCKER_HOST: 'unix:///run/x.sock', TOOLHIVE_DOCKER_SOCKET: '/y' }), ['/run/x.sock']);
+    assert.deepEqual(candidateSockets({ DOCKER_HOST: 'tcp://127.0.0.1:2375' }), []);
+  });
+
+  it('override variables in the order Podman, Docker, Colima', () => {
+    assert.deepEqual(candidateSockets({ TOOLHIVE_COLIMA_SOCKET: '/c', TOOLHIVE_DOCKER_SOCKET: '/d', TOOLHIVE_PODMAN_SOCKET: '/p' }), ['/p', '/d', '/c']);
+  });
+
+  it('defaults: Podman, then Docker (and Desktop, Rancher, OrbStack), then Colima', () => {
+    const list = candidateSockets({ XDG_RUNTIME_DIR: '/run/user/1000' });
+    const home = homedir();
+    assert.deepEqual(list, [
+      '/var/run/podman/podman.sock',
+      '/run/user/1000/podman/podman.sock',
+      join(home, '.local/share/containers/podman/machine/podman.sock'),
+      '/var/run/docker.sock',
+      join(home, '.docker/run/docker.sock'),
+      join(home, '.docker/desktop/docker.sock'),
+      join(home, '.rd/docker.sock'),
+      join(home, '.orbstack/run/docker.sock'),
+      join(home, '.colima/default/docker.sock'),
+    ]);
+  });
+
+  it('the first socket that answers wins; --runtime auto picks docker then; a missing engine is a clear error', async () => {
+    await ensureEngine();
+    const socket = await findContainerEngine();
+    assert.ok(socket, 'the test engine answers');
+    assert.equal(await findContainerEngine({ DOCKER_HOST: `unix://${socket}` }), socket);
+    assert.equal(await selectRuntime('auto', { DOCKER_HOST: `unix://${socket}` }), 'docker');
+    assert.equal(await findContainerEngine({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' }), undefined);
+    await assert.rejects(selectRuntime('docker', { DOCKER_HOST: 'unix:///nonexistent/docker.sock' }), /no container engine answers/);
+    await assert.rejects(selectRuntime('auto', { DOCKER_HOST: 'unix:///nonexistent/docker.sock' }), (err: ThvError) => {
+      assert.match(err.message, /no container engine found/);
+      assert.match(String(err.hint), /--runtime process/);
+      return true;
+    });
+    assert.equal(await selectRuntime('process', { DOCKER_HOST: 'unix:///nonexistent/docker.sock' }), 'process');
+    // An override that names a missing socket is an error, not a silent fall-through to the defaults.
+    await assert.rejects(selectRuntime('auto', { TOOLHIVE_DOCKER_SOCKET: '/nonexistent/docker.sock' }), /TOOLHIVE_DOCKER_SOCKET is set to \/nonexistent\/docker\.sock, which does not exist/);
+    assert.equal(await findContainerEngine({ TOOLHIVE_DOCKER_SOCKET: socket }), socket);
+  });
+
+  it('negotiates the API version with the engine (capped at 1.41)', async () => {
+    const docker = await ensureEngine();
+    const server = ((await docker.version()) as { ApiVersion: string }).ApiVersion;
+    const client = await engineClient();
+    const [a1, a2] = server.split('.').map(Number);
+    const expected = a1! > 1 || a2! >= 41 ? '1.41' : server;
+    assert.equal(client.apiVersion, expected);
+    assert.ok(await client.docker.ping());
+  });
+});
+
+describe('protocol-scheme builds (spec §4.5)', () => {
+  it('image tags: toolhivelocal/<scheme>-<name>:<YYYYMMDDhhmmss>, lower-cased, version stripped', () => {
+    const at = new Date(Date.UTC(2026, 10, 22, 9, 8, 7));
+    assert.equal(imageTag('npx', '@modelcontextprotocol/server-everything@2026.8.31', at), 'toolhivelocal/npx-modelcontextprotocol-server-everything:20261122090807');
+    assert.equal(imageTag('uvx', 'mcp-server-Fetch@1.0', at), 'toolhivelocal/uvx-mcp-server-fetch:20261122090807');
+    assert.equal(imageTag('go', 'github.com/example/srv@v1.2.3', at), 'toolhivelocal/go-github.com-example-srv:20261122090807');
+  });
+
+  it('default base images and packages are the reference ones', () => {
+    assert.deepEqual(SCHEME_DEFAULTS, {
+      uvx: { builderImage: 'python:3.14-slim', packages: ['ca-certificates', 'git'] },
+      npx: { builderImage: 'node:24-alpine', packages: ['git', 'ca-certificates'] },
+      go: { builderImage: 'golang:1.26-alpine', packages: ['ca-certificates', 'git'] },
+    });
+  });
+
+  it('npx: two stages, npm install of the package, non-root runtime, entrypoint npx <name without version>', () => {
+    const d = dockerfileFor({ scheme: 'npx', pkg: '@scope/pkg@1.2.3', builderImage: 'node:24-alpine', packages: ['git', 'ca-certificates', 'curl'], buildWith: [], hasCa: false });
+    assert.match(d, /^# Generated by thv/);
+    assert.equal((d.match(/^FROM node:24-alpine/gm) ?? []).length, 2);
+    assert.match(d, /apk add --no-cache git ca-certificates curl/);
+    assert.match(d, /npm install --save '@scope\/pkg@1\.2\.3'/);
+    assert.match(d, /^USER appuser$/m);
+    assert.match(d, /ENTRYPOINT \["npx", "@scope\/pkg"\]/);
+    assert.doesNotMatch(d, /COPY ca-cert\.crt|NODE_EXTRA_CA_CERTS/);
+  });
+
+  it('uvx: uv tool install with == and --with; go: go install @latest on alpine:3.23', () => {
+    const u = dockerfileFor({ scheme: 'uvx', pkg: 'mcp-server-fetch@2025.1.1', builderImage: 'python:3.14-slim', packages: ['ca-certificates', 'git'], buildWith: ['httpx>=0.27'], hasCa: false });
+    assert.match(u, /uv tool install --with 'httpx>=0\.27' "mcp-server-fetch==2025\.1\.1"/);
+    assert.match(u, /ENTRYPOINT \["mcp-server-fetch"\]/);
+    const g = dockerfileFor({ scheme: 'go', pkg: 'github.com/example/srv', builderImage: 'golang:1.26-alpine', packages: ['ca-certificates', 'git'], buildWith: [], hasCa: false });
+    assert.match(g, /go install 'github\.com\/example\/srv@latest'/);
+    assert.match(g, /^FROM alpine:3\.23$/m);
+    assert.match(g, /ENTRYPOINT \["\/app\/mcp-server"\]/);
+  });
+
+  it('--ca-cert: the CA is appended to the system bundle before any network access, and Node reads that bundle', () => {
+    const d = dockerfileFor({ scheme: 'npx', pkg: 'pkg', builderImage: 'node:24-alpine', packages: ['git'], buildWith: [], hasCa: true });
+    const copy = d.indexOf('COPY ca-cert.crt');
+    assert.ok(copy > 0 && copy < d.indexOf('apk add') && copy < d.indexOf('npm install'), d);
+    assert.match(d, /ENV NODE_EXTRA_CA_CERTS=\/etc\/ssl\/certs\/ca-certificates\.crt/);
+  });
+
+  it('rejects bad package names, --build-with outside uvx, unsafe references and an unreadable --ca-cert before touching the engine', async () => {
+    const noEngine = {} as Docker;
+    const o = (extra: Record<string, unknown> = {}, caCert?: string) => ({ runtimeConfig: extra, caCert, progress: process.stderr, logger: createLogger({ debug: false }) });
+    await assert.rejects(buildProtocolImage(noEngine, "npx://pkg'; rm -rf /", o()), /invalid protocol scheme provided for MCP server: .* is not a valid npx package reference/);
+    await assert.rejects(buildProtocolImage(noEngine, 'npx://pkg', o({ additional_packages: ['curl;id'] })), /invalid package name "curl;id"/);
+    await assert.rejects(buildProtocolImage(noEngine, 'npx://pkg', o({ build_with: ['x'] })), /--build-with only applies to uvx/);
+    await assert.rejects(buildProtocolImage(noEngine, 'npx://pkg', o({ builder_image: 'bad image' })), /invalid runtime image "bad image"/);
+    await assert.rejects(buildProtocolImage(noEngine, 'npx://pkg', o({}, '/nonexistent/ca.pem')), /cannot read --ca-cert \/nonexistent\/ca\.pem/);
+    await assert.rejects(buildProtocolImage(noEngine, 'go://./cmd/server', o()), /local go:\/\/ paths are not built into containers/);
+  });
+});
+
+describe('--publish and the egress policy', () => {
+  it('publish forms: [[ip:]host:]container[/proto], 127.0.0.1 unless an IP is given', () => {
+    assert.deepEqual(parsePublish('8080'), { hostIp: '127.0.0.1', hostPort: '', containerPort: '8080/tcp' });
+    assert.deepEqual(parsePublish('9000:8080'), { hostIp: '127.0.0.1', hostPort: '9000', containerPort: '8080/tcp' });
+    assert.deepEqual(parsePublish('0.0.0.0:9000:8080/udp'), { hostIp: '0.0.0.0', hostPort: '9000', containerPort: '8080/udp' });
+    assert.deepEqual(parsePublish('[::1]::8080'), { hostIp: '::1', hostPort: '', containerPort: '8080/tcp' });
+    assert.throws(() => parsePublish('x:y'), /invalid --publish value "x:y"/);
+  });
+
+  it('no network section or insecure_allow_all allows all; lists are kept; the gateway is denied unless allowed', () => {
+    assert.equal(egressPolicy(undefined, false, []).allowAll, true);
+    assert.equal(egressPolicy({ network: { outbound: { insecure_allow_all: true } } }, false, []).allowAll, true);
+    const none = egressPolicy({ network: { outbound: {} } }, false, ['172.17.0.1']);
+    assert.deepEqual(none, { allowAll: false, hosts: [], ports: [], denyHosts: ['host.docker.internal', 'gateway.docker.internal'], denyIps: ['172.17.0.1'] });
+    const lists = egressPolicy({ network: { outbound: { allow_host: ['api.example.com', '.example.org'], allow_port: [443, '8443'] } } }, true, ['172.17.0.1']);
+    assert.deepEqual(lists, { allowAll: false, hosts: ['api.example.com', '.example.org'], ports: [443, 8443], denyHosts: [], denyIps: [] });
+  });
+});
