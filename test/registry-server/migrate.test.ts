@@ -62,3 +62,30 @@ describe('migrate up / down', () => {
     assert.match(none.out, /no pending migrations/);
   });
 });
+
+describe('replicas migrating a fresh database at the same moment', () => {
+  it('apply every step exactly once, with no catalog race (4 at once, 5 fresh databases)', async () => {
+    const { parseConfig } = await import('../../src/registry-server/config.js');
+    const { openDatabase } = await import('../../src/registry-server/db/open.js');
+    const { migrateUp } = await import('../../src/registry-server/db/migrations.js');
+    const { createLogger } = await import('../../src/logging.js');
+    const logger = createLogger();
+    logger.level = 'silent';
+    for (let round = 0; round < 5; round++) {
+      const tdb = await createTestDatabase();
+      try {
+        const cfg = parseConfig(`sources: [{name: m, managed: {}}]\nregistries: [{name: r, sources: [m]}]\nauth: {mode: anonymous}\n${tdb.yaml}`, {});
+        const dbs = await Promise.all([0, 1, 2, 3].map(() => openDatabase(cfg.database, logger, 'migration')));
+        try {
+          const applied = await Promise.all(dbs.map((db) => migrateUp(db)));
+          // One replica applied everything; the others found nothing left to do.
+          assert.equal(applied.filter((a) => a.length > 0).length, 1, JSON.stringify(applied));
+        } finally {
+          await Promise.all(dbs.map((db) => db.close()));
+        }
+      } finally {
+        await tdb.drop();
+      }
+    }
+  });
+});

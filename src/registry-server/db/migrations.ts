@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Db, Queryable } from './db.js';
 
 /**
  * The schema, as numbered up/down steps tracked in `schema_migrations` (same table name as
@@ -111,8 +111,19 @@ DROP INDEX IF EXISTS entry_version_name_version_idx;
 /** Any constant: the lock every replica takes while migrating. */
 const MIGRATION_LOCK = 7_310_241;
 
+/**
+ * Takes the migration lock for the rest of the transaction, then makes sure the bookkeeping table exists.
+ * The table is created under the lock: two `CREATE TABLE IF NOT EXISTS` racing on a fresh database
+ * (replicas starting together) can both pass the check, and the second then fails on PostgreSQL's
+ * catalog (a duplicate pg_type row).
+ */
+async function lockAndPrepare(q: Queryable): Promise<void> {
+  await q.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+  await q.query('CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY, dirty boolean NOT NULL DEFAULT false)');
+}
+
 async function ensureTable(db: Db): Promise<void> {
-  await db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY, dirty boolean NOT NULL DEFAULT false)');
+  await db.tx(lockAndPrepare);
 }
 
 export async function currentVersion(db: Db): Promise<number> {
@@ -123,9 +134,8 @@ export async function currentVersion(db: Db): Promise<number> {
 
 /** Applies every pending step; returns the versions applied. */
 export async function migrateUp(db: Db): Promise<number[]> {
-  await ensureTable(db);
   return db.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await lockAndPrepare(q);
     const rows = await q.query<{ v: number | null }>('SELECT max(version)::int AS v FROM schema_migrations');
     const current = rows[0]?.v ?? 0;
     const applied: number[] = [];
@@ -141,9 +151,8 @@ export async function migrateUp(db: Db): Promise<number[]> {
 
 /** Reverts the last `steps` applied steps; returns the versions reverted. */
 export async function migrateDown(db: Db, steps: number): Promise<number[]> {
-  await ensureTable(db);
   return db.tx(async (q) => {
-    await q.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await lockAndPrepare(q);
     const rows = await q.query<{ version: number }>('SELECT version::int AS version FROM schema_migrations ORDER BY version DESC');
     const reverted: number[] = [];
     for (const r of rows.slice(0, steps)) {
