@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
+import { clientSecretBasic } from '../auth/client-auth.js';
 import type { Logger } from '../logging.js';
 import { sendText } from '../transport/http-util.js';
 import type { NamedMiddleware } from './types.js';
@@ -48,7 +49,7 @@ export function tokenExchange(o: TokenExchangeOptions): NamedMiddleware & { exch
   // The token endpoint is all the "server metadata" an exchange needs.
   const server: oidc.ServerMetadata = { issuer: url.origin, token_endpoint: o.tokenUrl };
   // Basic client authentication only when both are set; never credentials in the body (as ToolHive).
-  const auth: oidc.ClientAuth = o.clientId && o.clientSecret ? oidc.ClientSecretBasic(o.clientSecret) : () => {};
+  const auth: oidc.ClientAuth = o.clientId && o.clientSecret ? clientSecretBasic(o.clientSecret) : () => {};
   const config = new oidc.Configuration(server, o.clientId || 'thv', undefined, auth);
   if (url.protocol === 'http:') oidc.allowInsecureRequests(config);
   const subjectTokenType = normaliseTokenType(o.subjectTokenType);

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { ErrorCodes, ThvError } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { RemoteUpstream } from '../transport/transparent.js';
+import type { RegisteredClient } from './registration.js';
 import { parseChallenge } from './challenge.js';
 import { detectAuth, DETECTION_TIMEOUT_MS } from './detect.js';
 import { describeFetchError, fetchSameHost } from './http.js';
@@ -49,7 +50,7 @@ export async function connectRemote(s: RemoteSettings, o: ConnectOptions): Promi
     if (!o.resolveSecret) throw new ThvError(ErrorCodes.InvalidConfig, `no secrets provider to resolve ${secret} for header ${header}`);
     headers[header] = await o.resolveSecret(secret);
   }
-  const source = await tokenSourceFor(s, o);
+  const { source, stepUpFor } = (await tokenSourceFor(s, o)) ?? {};
   const inject = source !== undefined && !s.tokenExchange;
   if (inject) await verifyAccepted(s.url, await source.token(), headers, source instanceof StaticTokenSource);
   const lower = Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v] as const);
@@ -61,15 +62,53 @@ export async function connectRemote(s: RemoteSettings, o: ConnectOptions): Promi
         if (inject) h.authorization = `Bearer ${await source.token()}`;
       },
       onUnauthorized: () => o.logger.warn('the remote MCP server answered 401: its credentials were refused (status unauthenticated)'),
+      stepUpFor,
     },
     close: () => source?.close(),
   };
 }
 
-async function tokenSourceFor(s: RemoteSettings, o: ConnectOptions): Promise<TokenSource | undefined> {
+interface Credentials {
+  source: TokenSource;
+  stepUpFor?: RemoteUpstream['stepUpFor'];
+}
+
+/**
+ * Scope step-up (MCP authorization spec): a 403 `insufficient_scope` naming scopes not yet granted runs
+ * one new authorization of the same client for the union, shared by concurrent requests. Scopes already
+ * granted are never asked for again, which bounds the retries.
+ */
+function scopeStepUp(source: OAuthTokenSource, granted: string[], authorize: (scopes: string[]) => Promise<oidc.TokenEndpointResponse>, logger: Logger): NonNullable<RemoteUpstream['stepUpFor']> {
+  let have = new Set(granted);
+  let inflight: Promise<boolean> | undefined;
+  return (wwwAuthenticate) => {
+    const c = parseChallenge(wwwAuthenticate);
+    if (c?.scheme !== 'bearer' || c.params.error !== 'insufficient_scope' || !c.params.scope) return undefined;
+    const wanted = new Set([...have, ...c.params.scope.split(' ').filter(Boolean)]);
+    if (wanted.size === have.size) return undefined;
+    return () => {
+      inflight ??= (async () => {
+        logger.info({ scopes: [...wanted] }, 'the remote MCP server asks for more scopes; authorizing again');
+        try {
+          source.replace(await authorize([...wanted]));
+          have = wanted;
+          return true;
+        } catch (err) {
+          logger.warn({ err: (err as Error).message }, 'the scope step-up failed; the remote keeps refusing the request');
+          return false;
+        } finally {
+          inflight = undefined;
+        }
+      })();
+      return inflight;
+    };
+  };
+}
+
+async function tokenSourceFor(s: RemoteSettings, o: ConnectOptions): Promise<Credentials | undefined> {
   const a = s.auth;
   const bearer = a.bearerToken ?? (a.bearerTokenFile ? readSecretFile(a.bearerTokenFile, 'bearer token') : undefined);
-  if (bearer !== undefined) return new StaticTokenSource(bearer);
+  if (bearer !== undefined) return { source: new StaticTokenSource(bearer) };
   // DIFF: with token exchange, the caller's exchanged token is the credential; ToolHive still runs the
   // interactive login here although `thv run` never injects its result.
   if (s.tokenExchange) {
@@ -83,16 +122,36 @@ async function tokenSourceFor(s: RemoteSettings, o: ConnectOptions): Promise<Tok
     return undefined;
   }
   o.logger.info({ resource_metadata: detection.resourceMetadata, realm: detection.realm }, 'the remote MCP server asks for OAuth');
-  if (!detection.realm && !detection.resourceMetadata && !a.issuer && !(a.authorizeUrl && a.tokenUrl)) {
-    throw new ThvError(ErrorCodes.RemoteAuthFailed, 'the remote asks for a bearer token but names no authorization server', {
-      hint: 'pass --remote-auth-bearer-token (or TOOLHIVE_REMOTE_AUTH_BEARER_TOKEN), or --remote-auth-issuer',
-    });
-  }
   const discovered = await discoverForRemote(s.url, detection, { issuer: a.issuer, scopes: a.scopes, authorizeUrl: a.authorizeUrl, tokenUrl: a.tokenUrl });
   o.logger.info({ issuer: discovered.metadata.issuer, scopes: discovered.scopes }, 'found the authorization server of the remote');
+  // RFC 8707: the MCP authorization spec has clients name the resource in every authorization and token
+  // request; the remote's own metadata says what it is. (ToolHive sends it only when configured.)
+  const resource = a.resource ?? discovered.resource;
 
   const secret = a.clientSecret ?? (a.clientSecretFile ? readSecretFile(a.clientSecretFile, 'client secret') : undefined);
   const configured: ClientIdentity | undefined = a.clientId ? { clientId: a.clientId, clientSecret: secret } : undefined;
+
+  const login = (scopes: string[], client: ClientIdentity | undefined, registered: RegisteredClient | undefined) => runAuthorizationCodeFlow({
+    metadata: discovered.metadata,
+    scopes,
+    client,
+    registered,
+    callbackPort: a.callbackPort,
+    skipBrowser: a.skipBrowser,
+    timeoutMs: a.timeoutMs,
+    resource,
+    scopeParamName: a.scopeParamName,
+    extraParams: a.oauthParams,
+    logger: o.logger,
+    say: o.say,
+  });
+  /** A scope step-up: a new login of the same client, its refresh token kept like the first one's. */
+  const reauthorize = (client: ClientIdentity | undefined, registered: RegisteredClient | undefined, persist: (rt: string) => Promise<void>) =>
+    async (scopes: string[]): Promise<oidc.TokenEndpointResponse> => {
+      const r = await login(scopes, client, registered);
+      if (r.tokens.refresh_token) await persist(r.tokens.refresh_token);
+      return r.tokens;
+    };
 
   // A login kept from an earlier run: one refresh proves it still works.
   const cached = o.store ? await loadCachedLogin(o.store, o.name, o.logger) : undefined;
@@ -101,39 +160,38 @@ async function tokenSourceFor(s: RemoteSettings, o: ConnectOptions): Promise<Tok
     if (client) {
       const config = clientConfiguration(discovered.metadata, client);
       try {
-        const tokens = await oidc.refreshTokenGrant(config, cached.refreshToken, a.resource ? { resource: a.resource } : undefined);
+        const tokens = await oidc.refreshTokenGrant(config, cached.refreshToken, resource ? { resource } : undefined);
         o.logger.info('reused the stored login for the remote (no new authorization needed)');
         const refreshToken = tokens.refresh_token ?? cached.refreshToken;
         const persist = (rt: string) => saveCachedLogin(o.store!, o.name, { ...cached, refreshToken: rt }, o.logger);
         if (refreshToken !== cached.refreshToken) await persist(refreshToken);
-        return new OAuthTokenSource({ config, tokens: { access_token: tokens.access_token, token_type: tokens.token_type, expires_in: tokens.expires_in, refresh_token: refreshToken }, resource: a.resource, logger: o.logger, onRefreshToken: persist });
+        const source = new OAuthTokenSource({ config, tokens: { access_token: tokens.access_token, token_type: tokens.token_type, expires_in: tokens.expires_in, refresh_token: refreshToken }, resource, logger: o.logger, onRefreshToken: persist });
+        return { source, stepUpFor: scopeStepUp(source, discovered.scopes, reauthorize(client, cached.client, persist), o.logger) };
       } catch (err) {
         o.logger.warn({ err: describeOAuthError(err) }, 'the stored login for the remote no longer works; starting a new authorization');
       }
     }
   }
 
-  const result = await runAuthorizationCodeFlow({
-    metadata: discovered.metadata,
-    scopes: discovered.scopes,
-    client: configured,
-    registered: !configured && cached?.client && cached.issuer === discovered.metadata.issuer ? cached.client : undefined,
-    callbackPort: a.callbackPort,
-    skipBrowser: a.skipBrowser,
-    timeoutMs: a.timeoutMs,
-    resource: a.resource,
-    scopeParamName: a.scopeParamName,
-    extraParams: a.oauthParams,
-    logger: o.logger,
-    say: o.say,
-  });
+  const registered = !configured && cached?.client && cached.issuer === discovered.metadata.issuer ? cached.client : undefined;
+  let result;
+  try {
+    result = await login(discovered.scopes, configured, registered);
+  } catch (err) {
+    // The default endpoints were only a guess (ToolHive does not make it): say what the remote may want instead.
+    if (!discovered.defaultEndpoints || !(err instanceof ThvError)) throw err;
+    throw new ThvError(ErrorCodes.RemoteAuthFailed, `the remote asks for a bearer token and publishes no OAuth metadata; its default OAuth endpoints did not work either (${err.message})`, {
+      hint: 'pass --remote-auth-bearer-token (or TOOLHIVE_REMOTE_AUTH_BEARER_TOKEN), or --remote-auth-issuer',
+    });
+  }
   o.logger.info('authenticated to the remote MCP server');
-  const login = { issuer: discovered.metadata.issuer, client: result.registered, refreshToken: result.tokens.refresh_token ?? '' };
+  const kept = { issuer: discovered.metadata.issuer, client: result.registered, refreshToken: result.tokens.refresh_token ?? '' };
   const persist = async (rt: string): Promise<void> => {
-    if (o.store) await saveCachedLogin(o.store, o.name, { ...login, refreshToken: rt }, o.logger);
+    if (o.store) await saveCachedLogin(o.store, o.name, { ...kept, refreshToken: rt }, o.logger);
   };
   if (result.tokens.refresh_token) await persist(result.tokens.refresh_token);
-  return new OAuthTokenSource({ config: result.config, tokens: result.tokens, resource: a.resource, logger: o.logger, onRefreshToken: persist });
+  const source = new OAuthTokenSource({ config: result.config, tokens: result.tokens, resource, logger: o.logger, onRefreshToken: persist });
+  return { source, stepUpFor: scopeStepUp(source, discovered.scopes, reauthorize(configured, result.registered, persist), o.logger) };
 }
 
 /**

@@ -44,7 +44,10 @@ export async function detectAuth(remoteUrl: string, fetchImpl: FetchLike = fetch
     }
     if (challenge.scheme !== 'bearer' && challenge.scheme !== 'oauth') continue;
     const p = challenge.params;
-    return { kind: 'oauth', realm: p.realm, resourceMetadata: p.resource_metadata, scope: p.scope, error: p.error };
+    // A challenge without resource_metadata still has RFC 9728 metadata at the well-known places (MCP
+    // authorization spec): probing them finds the authorization server (ToolHive stops here instead).
+    const resourceMetadata = p.resource_metadata ?? (p.realm ? undefined : await probeResourceMetadata(remoteUrl, left, fetchImpl));
+    return { kind: 'oauth', realm: p.realm, resourceMetadata, scope: p.scope, error: p.error };
   }
   if (!reached) {
     throw new ThvError(ErrorCodes.RemoteUnreachable, `the remote MCP server ${remoteUrl} cannot be reached: ${lastError}`, {
@@ -52,6 +55,12 @@ export async function detectAuth(remoteUrl: string, fetchImpl: FetchLike = fetch
     });
   }
   // No challenge: a protected-resource metadata document still says OAuth.
+  const resourceMetadata = await probeResourceMetadata(remoteUrl, left, fetchImpl);
+  return resourceMetadata ? { kind: 'oauth', resourceMetadata } : { kind: 'none' };
+}
+
+/** The first RFC 9728 well-known URL (path-based, then root) that answers 200 with a JSON object. */
+async function probeResourceMetadata(remoteUrl: string, left: () => number, fetchImpl: FetchLike): Promise<string | undefined> {
   const u = new URL(remoteUrl);
   const path = u.pathname.replace(/\/+$/, '');
   const candidates = [
@@ -63,7 +72,7 @@ export async function detectAuth(remoteUrl: string, fetchImpl: FetchLike = fetch
       const res = await fetchSameHost(url, { headers: { accept: 'application/json' } }, left(), fetchImpl);
       if (res.status === 200) {
         const doc = await readJsonCapped(res).catch(() => undefined);
-        if (doc && typeof doc === 'object') return { kind: 'oauth', resourceMetadata: url };
+        if (doc && typeof doc === 'object') return url;
       } else {
         await res.body?.cancel().catch(() => {});
       }
@@ -71,5 +80,5 @@ export async function detectAuth(remoteUrl: string, fetchImpl: FetchLike = fetch
       // not there
     }
   }
-  return { kind: 'none' };
+  return undefined;
 }

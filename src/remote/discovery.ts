@@ -23,6 +23,10 @@ export interface AuthServerMetadata {
 export interface DiscoveredServer {
   metadata: AuthServerMetadata;
   scopes: string[];
+  /** The `resource` of the remote's RFC 9728 metadata, when discovery went through it. */
+  resource?: string;
+  /** No metadata anywhere: the MCP 2025-03-26 default endpoints on the remote's origin are a guess. */
+  defaultEndpoints?: boolean;
 }
 
 export interface DiscoveryOptions {
@@ -90,6 +94,24 @@ export async function fetchResourceMetadata(url: string, fetchImpl: FetchLike = 
   };
 }
 
+/**
+ * RFC 9728 §3.3: the metadata must describe the resource the client asked for: same origin, and the
+ * remote URL's path equal to or below the resource's path.
+ */
+export function resourceCovers(resource: string, remoteUrl: string): boolean {
+  let r: URL;
+  try {
+    r = new URL(resource);
+  } catch {
+    return false;
+  }
+  const u = new URL(remoteUrl);
+  if (r.origin !== u.origin) return false;
+  const base = r.pathname.replace(/\/+$/, '');
+  const path = u.pathname.replace(/\/+$/, '');
+  return path === base || path.startsWith(`${base}/`);
+}
+
 /** Cleans a realm into an issuer when it is an https (or loopback) URL. */
 function issuerFromRealm(realm: string | undefined): string | undefined {
   if (!realm || !isSecureOrLoopback(realm)) return undefined;
@@ -128,17 +150,28 @@ export async function discoverForRemote(remoteUrl: string, detection: Extract<De
   }
   if (detection.resourceMetadata) {
     const prm = await fetchResourceMetadata(detection.resourceMetadata, f, timeout);
+    if (!resourceCovers(prm.resource, remoteUrl)) {
+      throw new ThvError(ErrorCodes.RemoteAuthFailed, `the protected-resource metadata of ${remoteUrl} names another resource (${prm.resource}); refusing to send credentials for it`);
+    }
     for (const as of prm.authorization_servers ?? []) {
       const m = await attempt(as);
       if (m) {
         const scopes = o.scopes.length > 0 ? o.scopes : detection.scope ? detection.scope.split(' ') : (prm.scopes_supported ?? []);
-        return { metadata: m, scopes };
+        return { metadata: m, scopes, resource: prm.resource };
       }
     }
   }
   const origin = new URL(remoteUrl).origin;
   const m = await attempt(origin);
   if (m) return { metadata: m, scopes: o.scopes.length > 0 ? o.scopes : detection.scope ? detection.scope.split(' ') : ['openid', 'profile'] };
+  // MCP 2025-03-26: a server that publishes no metadata at all serves the default endpoints at its origin.
+  if (!detection.realm && !detection.resourceMetadata && !o.issuer) {
+    return {
+      metadata: { issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register` },
+      scopes: o.scopes.length > 0 ? o.scopes : detection.scope ? detection.scope.split(' ') : [],
+      defaultEndpoints: true,
+    };
+  }
   throw new ThvError(ErrorCodes.RemoteAuthFailed, `the remote asks for OAuth but no authorization server metadata was found (tried ${tried.join(', ')})`, {
     hint: 'pass --remote-auth-issuer, or --remote-auth-authorize-url and --remote-auth-token-url',
   });

@@ -47,12 +47,27 @@ async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * The client id thv uses where the authorization server accepts client ID metadata documents: the one
+ * ToolHive publishes, as the reference does (its redirect URIs are ToolHive's callback).
+ */
+export const CLIENT_METADATA_DOCUMENT_URL = 'https://toolhive.dev/oauth/client-metadata.json';
+
 export async function runAuthorizationCodeFlow(o: FlowOptions): Promise<FlowResult> {
-  const say = o.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const deadline = Date.now() + o.timeoutMs;
   let registered = o.registered;
   let port = registered ? Number(new URL(registered.redirect_uri).port) : o.callbackPort;
   let client = o.client;
+  if (!client && !registered && o.metadata.client_id_metadata_document_supported === true) {
+    const cimd: RegisteredClient = { client_id: CLIENT_METADATA_DOCUMENT_URL, token_endpoint_auth_method: 'none', redirect_uri: redirectUriFor(port) };
+    try {
+      return { ...(await authorize(o, { clientId: cimd.client_id, authMethod: 'none' }, port, deadline)), registered: cimd };
+    } catch (err) {
+      // The reference's fallback: a server that will not take the document gets a registered client.
+      if (!/\b(invalid_client|unauthorized_client)\b/.test((err as Error).message)) throw err;
+      o.logger.info('the authorization server refused the client ID metadata document; registering a client');
+    }
+  }
   if (!client && !registered) {
     // A busy default port is replaced by a free one: the registration names whatever port we use.
     if (!(await portIsFree(port))) {
@@ -64,6 +79,12 @@ export async function runAuthorizationCodeFlow(o: FlowOptions): Promise<FlowResu
     o.logger.info({ client_id: registered.client_id }, 'registered an OAuth client dynamically');
   }
   if (!client) client = { clientId: registered!.client_id, clientSecret: registered!.client_secret, authMethod: registered!.token_endpoint_auth_method };
+  return { ...(await authorize(o, client, port, deadline)), registered };
+}
+
+/** One authorization of a known client: the URL, the callback, the code exchanged for tokens. */
+async function authorize(o: FlowOptions, client: ClientIdentity, port: number, deadline: number): Promise<Omit<FlowResult, 'registered'>> {
+  const say = o.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const config = clientConfiguration(o.metadata, client);
 
   const verifier = oidc.randomPKCECodeVerifier();
@@ -116,7 +137,7 @@ export async function runAuthorizationCodeFlow(o: FlowOptions): Promise<FlowResu
         oidc.authorizationCodeGrant(config, url, { pkceCodeVerifier: verifier, expectedState: state }, o.resource ? { resource: o.resource } : undefined),
         timeout,
       ]);
-      return { config, tokens, registered };
+      return { config, tokens };
     } catch (err) {
       if (err instanceof ThvError) throw err;
       throw new ThvError(ErrorCodes.RemoteAuthFailed, `exchanging the authorization code failed: ${describeOAuthError(err)}`);

@@ -5,6 +5,7 @@
  */
 import * as oidc from 'openid-client';
 import type { AuthServerMetadata } from './discovery.js';
+import { clientSecretBasic } from '../auth/client-auth.js';
 import { isLoopbackUrl } from './http.js';
 
 export interface ClientIdentity {
@@ -20,7 +21,7 @@ export function clientConfiguration(metadata: AuthServerMetadata, client: Client
   else {
     const method = client.authMethod ?? (metadata.token_endpoint_auth_methods_supported?.includes('client_secret_basic') === false &&
       metadata.token_endpoint_auth_methods_supported.includes('client_secret_post') ? 'client_secret_post' : 'client_secret_basic');
-    auth = method === 'client_secret_post' ? oidc.ClientSecretPost(client.clientSecret) : oidc.ClientSecretBasic(client.clientSecret);
+    auth = method === 'client_secret_post' ? oidc.ClientSecretPost(client.clientSecret) : clientSecretBasic(client.clientSecret);
   }
   const config = new oidc.Configuration(metadata as oidc.ServerMetadata, client.clientId, client.clientSecret ? { client_secret: client.clientSecret } : undefined, auth);
   // Plain http is accepted for loopback authorization servers only (development and tests).

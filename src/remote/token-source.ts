@@ -57,6 +57,15 @@ export class OAuthTokenSource implements TokenSource {
     this.schedule();
   }
 
+  /** Credentials from a new authorization of the same client (a scope step-up) replace the current ones. */
+  replace(tokens: oidc.TokenEndpointResponse): void {
+    this.accessToken = tokens.access_token;
+    if (tokens.refresh_token) this.refreshToken = tokens.refresh_token;
+    this.expiresAt = expiry(tokens);
+    this.failed = undefined;
+    this.schedule();
+  }
+
   /** Whether a refresh token exists (without one the session ends when the access token expires). */
   get canRefresh(): boolean {
     return this.refreshToken !== undefined;

@@ -37,6 +37,12 @@ export interface RemoteUpstream {
   outboundHeaders?: (headers: Record<string, string>) => Promise<void>;
   /** The remote answered 401 (its credentials were refused). */
   onUnauthorized?: () => void;
+  /**
+   * The remote answered 403 with this `WWW-Authenticate`. When it asks for scopes not yet granted, the
+   * answer is a step-up to run (a new authorization); the request is then sent once more, with the new
+   * credentials when the step-up resolved true. Undefined: the 403 goes to the client as it is.
+   */
+  stepUpFor?: (wwwAuthenticate: string) => (() => Promise<boolean>) | undefined;
 }
 
 const HOP_BY_HOP = new Set([
@@ -116,6 +122,13 @@ export class TransparentProxy {
         } else {
           upstream = await send(headers);
         }
+      }
+      const wwwAuthenticate = upstream.statusCode === 403 ? firstHeader(upstream.headers['www-authenticate'] as string | string[] | undefined) : undefined;
+      const stepUp = wwwAuthenticate !== undefined ? this.options.remote?.stepUpFor?.(wwwAuthenticate) : undefined;
+      if (stepUp) {
+        await upstream.body.dump();
+        if (await stepUp()) await this.options.remote!.outboundHeaders?.(headers);
+        upstream = await send(headers);
       }
     } catch (err) {
       if (abort.signal.aborted) return;

@@ -74,6 +74,15 @@ export async function startRemoteAs(o: RemoteAsOptions): Promise<RemoteAs> {
     features: {
       devInteractions: { enabled: true },
       registration: { enabled: true },
+      // RFC 8707: thv names the remote (from its RFC 9728 metadata) as the resource; the remote is ours.
+      resourceIndicators: {
+        enabled: true,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, indicator) => {
+          if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(indicator)) throw new oidcErrors.InvalidTarget();
+          return { scope: 'mcp offline_access', accessTokenFormat: 'opaque', audience: indicator };
+        },
+      },
     },
     // Every client that may use refresh tokens gets one (no offline_access consent dance needed).
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
