@@ -1,6 +1,7 @@
 /**
  * Container-level failures are seen: a stdio server container removed by hand ends its session with an
- * error (the engine's wait API reports it), and the next session gets a fresh container.
+ * error (the engine's wait API reports it), and the next session gets a fresh container; a container
+ * killed for running out of memory is reported as such.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -49,5 +50,20 @@ describe('container failures', () => {
     const now = await docker.listContainers({ filters: { label: [`toolhive-basename=${name}`] } });
     assert.equal(now.length, 1);
     assert.notEqual(now[0]!.Id, container.Id);
+  });
+
+  it('a container killed for running out of memory is reported as such, and the request gets a 502', async () => {
+    const sid = await openSession(thv.url);
+    const [container] = await docker.listContainers({ filters: { label: [`toolhive-basename=${name}`] } });
+    assert.ok(container, 'the server container runs');
+    // A 48 MiB limit set on the running container; the hog tool then allocates past it.
+    await docker.getContainer(container.Id).update({ Memory: 48 * 1024 * 1024, MemorySwap: 48 * 1024 * 1024 });
+    const res = await post(thv.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'hog', arguments: {} } }, { 'mcp-session-id': sid });
+    const body = await res.text();
+    assert.equal(res.status, 502, body);
+    assert.match(body, /out of memory/);
+    await waitFor('the OOM kill to be logged', async () => /killed for running out of memory/.test(thv.stderr()));
+    // The workload goes on: the next session gets a new container.
+    assert.match(await callTool(thv.url, 'whoami'), /^65534:65534$|^0:0$/);
   });
 });

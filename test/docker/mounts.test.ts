@@ -2,7 +2,8 @@
  * Mounts in containers, seen from inside the workload (a probe MCP server in the locally built node
  * image): a `:ro` volume cannot be written, a writable one can, a path listed in `.thvignore` (the
  * directory's own, or the global `~/.config/toolhive/thvignore` unless `--ignore-globally=false`) is not
- * visible, and the server runs without root capabilities.
+ * visible, and the server runs without root capabilities. The first workload runs with network isolation
+ * on, as by default.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,11 +37,12 @@ describe('container mounts and .thvignore', () => {
     await import('node:fs/promises').then((fs) => fs.chmod(join(dir, 'rw'), 0o777));
     thv = await startThv(
       [
-        'run', '--runtime', 'docker', '--foreground', '--isolate-network=false', '--transport', 'stdio', '--name', name, '--print-resolved-overlays',
+        // Network isolation on (the default): mounts and overlays behave the same behind the egress proxy.
+        'run', '--runtime', 'docker', '--foreground', '--transport', 'stdio', '--name', name, '--print-resolved-overlays',
         '-v', `${FIXTURES}:/fixtures:ro`, '-v', `${join(dir, 'ro')}:/data:ro`, '-v', `${join(dir, 'rw')}:/out`,
         base, '--', 'node', '/fixtures/probe-server.mjs',
       ],
-      { timeoutMs: 120_000, env: { HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'config') } },
+      { timeoutMs: 180_000, env: { HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'config'), THV_HELPER_BASE_IMAGE: base } },
     );
   });
   after(async () => {

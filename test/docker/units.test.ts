@@ -147,3 +147,35 @@ describe('--publish and the egress policy', () => {
     assert.deepEqual(lists, { allowAll: false, hosts: ['api.example.com', '.example.org'], ports: [443, 8443], denyHosts: [], denyIps: [] });
   });
 });
+
+describe('the shared external network, removed by another thv at the wrong moment', () => {
+  it('is made again and the sidecar start retried', async () => {
+    const { onSharedNetwork, removeNetwork } = await import('../../src/runtime/docker/isolation.js');
+    const { nodeBaseImage } = await import('../helpers/docker.js');
+    const docker = await ensureEngine();
+    const image = await nodeBaseImage();
+    const network = `thv-test-shared-${process.pid}`;
+    const name = `${network}-sidecar`;
+    let attempts = 0;
+    try {
+      const c = await onSharedNetwork(
+        docker,
+        async () => {
+          attempts++;
+          await docker.getContainer(name).remove({ force: true }).catch(() => undefined);
+          // First attempt: the last workload of another thv goes away between the check and the start.
+          if (attempts === 1) await removeNetwork(docker, network);
+          const created = await docker.createContainer({ name, Image: image, Cmd: ['sleep', '30'], HostConfig: { NetworkMode: network } });
+          await created.start();
+          return created;
+        },
+        network,
+      );
+      assert.equal(attempts, 2);
+      assert.equal((await c.inspect()).State.Running, true);
+    } finally {
+      await docker.getContainer(name).remove({ force: true }).catch(() => undefined);
+      await removeNetwork(docker, network);
+    }
+  });
+});

@@ -72,6 +72,24 @@ async function ensureNetwork(docker: Docker, name: string, internal: boolean): P
   }
 }
 
+/**
+ * Runs `fn`, which puts a sidecar on the shared external network, after making sure the network exists.
+ * Another thv removing the network as its last workload goes away can do so between that check and
+ * the sidecar's start (seen with workloads starting and stopping at once): the network is then made
+ * again and `fn` tried again, at most three times.
+ */
+export async function onSharedNetwork<T>(docker: Docker, fn: () => Promise<T>, network = EXTERNAL_NETWORK): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    await ensureNetwork(docker, network, false);
+    try {
+      return await fn();
+    } catch (err) {
+      const missing = new RegExp(`network ${network} not found`, 'i').test(String((err as Error)?.message ?? err));
+      if (!missing || attempt >= 3) throw err;
+    }
+  }
+}
+
 let helperImage: Promise<string> | undefined;
 
 /** The sidecar image, built once per helper version from a local (or pullable) Node image. */
@@ -171,16 +189,19 @@ export class Isolation {
       }
     }
     const policy = egressPolicy(this.config.permission_profile, this.config.allow_docker_gateway ?? false, [...gateways]);
-    await removeContainer(this.docker, this.egressName); // left over from a proxy that was killed
-    const egress = await this.docker.createContainer({
-      name: this.egressName,
-      Image: image,
-      Env: [`THV_EGRESS_POLICY=${JSON.stringify(policy)}`],
-      Labels: sidecarLabels(this.egressName),
-      HostConfig: { NetworkMode: EXTERNAL_NETWORK, ...LEAST_PRIVILEGE },
+    const egress = await onSharedNetwork(this.docker, async () => {
+      await removeContainer(this.docker, this.egressName); // left over from a proxy that was killed (or a failed try)
+      const c = await this.docker.createContainer({
+        name: this.egressName,
+        Image: image,
+        Env: [`THV_EGRESS_POLICY=${JSON.stringify(policy)}`],
+        Labels: sidecarLabels(this.egressName),
+        HostConfig: { NetworkMode: EXTERNAL_NETWORK, ...LEAST_PRIVILEGE },
+      });
+      await this.docker.getNetwork(this.internalNetwork).connect({ Container: c.id });
+      await c.start();
+      return c;
     });
-    await this.docker.getNetwork(this.internalNetwork).connect({ Container: egress.id });
-    await egress.start();
     await waitForLog(egress, 'egress proxy listening', 20_000);
     this.logger.info({ allowAll: policy.allowAll, hosts: policy.hosts, ports: policy.ports }, 'network isolation: egress proxy running');
     const proxy = `http://${this.egressName}:${EGRESS_PORT}`;
@@ -197,21 +218,24 @@ export class Isolation {
   /** HTTP servers: `127.0.0.1:<port>` on the host → the server container's `<port>` on the internal network. */
   async startIngress(target: string, port: number): Promise<void> {
     const image = await ensureHelperImage(this.docker, this.logger);
-    await removeContainer(this.docker, this.ingressName);
-    const ingress = await this.docker.createContainer({
-      name: this.ingressName,
-      Image: image,
-      Env: [`THV_INGRESS_TARGET=${target}:${port}`],
-      Labels: sidecarLabels(this.ingressName),
-      ExposedPorts: { [`${INGRESS_PORT}/tcp`]: {} },
-      HostConfig: {
-        NetworkMode: EXTERNAL_NETWORK,
-        PortBindings: { [`${INGRESS_PORT}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }] },
-        ...LEAST_PRIVILEGE,
-      },
+    const ingress = await onSharedNetwork(this.docker, async () => {
+      await removeContainer(this.docker, this.ingressName);
+      const c = await this.docker.createContainer({
+        name: this.ingressName,
+        Image: image,
+        Env: [`THV_INGRESS_TARGET=${target}:${port}`],
+        Labels: sidecarLabels(this.ingressName),
+        ExposedPorts: { [`${INGRESS_PORT}/tcp`]: {} },
+        HostConfig: {
+          NetworkMode: EXTERNAL_NETWORK,
+          PortBindings: { [`${INGRESS_PORT}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }] },
+          ...LEAST_PRIVILEGE,
+        },
+      });
+      await this.docker.getNetwork(this.internalNetwork).connect({ Container: c.id });
+      await c.start();
+      return c;
     });
-    await this.docker.getNetwork(this.internalNetwork).connect({ Container: ingress.id });
-    await ingress.start();
     await waitForLog(ingress, 'ingress listening', 20_000);
   }
 

@@ -1,7 +1,8 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../logging.js';
+import { toolhiveDir } from '../../secrets/xdg.js';
 
 export interface Mount {
   source: string;
@@ -76,6 +77,19 @@ function globUnder(dir: string, pattern: string, limit = 20_000): string[] {
 }
 
 /**
+ * The empty directory or file mounted (read-only) over hidden paths. One of each under thv's data
+ * directory serves every workload: it must outlive the container (a restarted container mounts it
+ * again), and a fresh temporary one per run would be left behind by every removal.
+ */
+function emptyOverlay(kind: 'dir' | 'file'): string {
+  const root = path.join(toolhiveDir('data'), 'thvignore-overlay');
+  mkdirSync(path.join(root, 'dir'), { recursive: true });
+  const file = path.join(root, 'file');
+  if (!existsSync(file)) writeFileSync(file, '');
+  return kind === 'dir' ? path.join(root, 'dir') : file;
+}
+
+/**
  * `.thvignore` overlays: every path of a mounted directory that a pattern (global file, unless turned off,
  * plus the directory's own `.thvignore`) matches is hidden behind an empty directory or file mounted over it.
  */
@@ -105,11 +119,8 @@ export function ignoreOverlays(mounts: Mount[], options: { loadGlobal: boolean; 
     }
     for (const rel of hidden) {
       const dir = statSync(path.join(m.source, rel)).isDirectory();
-      if (dir) emptyDir ??= mkdtempSync(path.join(tmpdir(), 'thv-ignore-dir-'));
-      else if (!emptyFile) {
-        emptyFile = path.join(mkdtempSync(path.join(tmpdir(), 'thv-ignore-file-')), 'empty');
-        writeFileSync(emptyFile, '');
-      }
+      if (dir) emptyDir ??= emptyOverlay('dir');
+      else emptyFile ??= emptyOverlay('file');
       const target = path.posix.join(m.target, rel);
       // Read-only (ToolHive mounts them read-write): nothing needs to write into a hidden path.
       overlays.push({ source: dir ? emptyDir! : emptyFile!, target, readOnly: true });
