@@ -75,7 +75,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
           return out;
         } as typeof res.writeHead;
       }
-      res.once('finish', emit);
+      // 'close' follows 'finish' on every response, and also ends one whose client went away.
       res.once('close', emit);
       return next();
     },

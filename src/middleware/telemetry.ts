@@ -56,6 +56,7 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
   const instruments = tel.instruments;
   const legacy = tel.useLegacyAttributes;
   const isStdio = transport === 'stdio';
+  const sampleRate = tel.samplingRate;
   const networkTransport = isStdio ? 'pipe' : 'tcp';
   const attrCache = new Map<string, Attributes>();
   const cached = (key: string, build: () => Attributes): Attributes => {
@@ -79,8 +80,11 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
       const mcp = ctx.mcp;
 
       let span: Span | undefined;
-      if (tracer !== undefined) {
-        const parent = extractParent(ctx);
+      const incoming = tracer !== undefined ? incomingParent(ctx) : undefined;
+      // A stdio server gets no trace context, so a request without one that the root sampler would drop
+      // needs no span at all: the same decision (ratio of root traces) without the SDK's ids and objects.
+      if (tracer !== undefined && (incoming !== undefined || !isStdio || Math.random() < sampleRate)) {
+        const parent = incoming ?? otelContext.active();
         const name = isSseOpen
           ? 'sse.connection_established'
           : mcp?.method !== undefined
@@ -158,22 +162,22 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
           span.end();
         }
       };
-      res.once('finish', finish);
+      // 'close' follows 'finish' on every response, and also ends one whose client went away.
       res.once('close', finish);
       return next();
     },
   };
 }
 
-/** The caller's trace context: W3C headers, else `params._meta.traceparent` (MCP's in-band form). */
-function extractParent(ctx: ProxyContext): Context {
+/** The caller's trace context: W3C headers, else `params._meta.traceparent` (MCP's in-band form); undefined when neither. */
+function incomingParent(ctx: ProxyContext): Context | undefined {
   const h = ctx.req.headers;
   if (h.traceparent !== undefined) return propagator.extract(ROOT_CONTEXT, h, headerGetter);
   const meta = (ctx.mcp?.params as { _meta?: unknown } | undefined)?._meta;
   if (meta !== null && typeof meta === 'object' && typeof (meta as { traceparent?: unknown }).traceparent === 'string') {
     return propagator.extract(ROOT_CONTEXT, meta as Record<string, unknown>, metaGetter);
   }
-  return otelContext.active();
+  return undefined;
 }
 
 function requestAttributes(

@@ -130,6 +130,8 @@ export interface TelemetryInstruments {
 export interface Telemetry {
   /** Undefined when tracing is off or no endpoint is set. */
   tracer: Tracer | undefined;
+  /** The root sampling ratio of the tracer (0–1). */
+  samplingRate: number;
   /** Undefined when no metrics are exported or served. */
   instruments: TelemetryInstruments | undefined;
   useLegacyAttributes: boolean;
@@ -174,8 +176,8 @@ export function startTelemetry(
   });
 
   let tracerProvider: BasicTracerProvider | undefined;
+  const rate = parseSamplingRate(config.samplingRate);
   if (endpoint !== undefined && config.tracingEnabled !== false) {
-    const rate = parseSamplingRate(config.samplingRate);
     tracerProvider = new BasicTracerProvider({
       resource,
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(rate) }),
@@ -237,6 +239,7 @@ export function startTelemetry(
 
   return {
     tracer: tracerProvider?.getTracer(INSTRUMENTATION_SCOPE, VERSION),
+    samplingRate: rate,
     instruments,
     useLegacyAttributes: config.useLegacyAttributes !== false,
     environmentAttributes,
