@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -162,4 +163,17 @@ export async function messagesOf(res: Response): Promise<Array<Record<string, un
   const text = await res.text();
   if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return sseMessages(text) as Array<Record<string, unknown>>;
   return [JSON.parse(text) as Record<string, unknown>];
+}
+
+export type RpcError = { jsonrpc: string; id?: unknown; error: { code: number; message: string } };
+
+/** Asserts a JSON-RPC error answer with this HTTP status and error code; returns its body. */
+export async function expectRpcError(res: Response, status: number, code: number): Promise<RpcError> {
+  const text = await res.text();
+  assert.equal(res.status, status, text);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const body = JSON.parse(text) as RpcError;
+  assert.equal(body.jsonrpc, '2.0');
+  assert.equal(body.error.code, code);
+  return body;
 }

@@ -4,18 +4,7 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { ECHO_SERVER, openSession, post, runThv, startThv, type RunningThv } from '../helpers/thv.js';
-
-type RpcError = { jsonrpc: string; id?: unknown; error: { code: number; message: string } };
-
-async function expectRpcError(res: Response, status: number, code: number): Promise<RpcError> {
-  assert.equal(res.status, status);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  const body = (await res.json()) as RpcError;
-  assert.equal(body.jsonrpc, '2.0');
-  assert.equal(body.error.code, code);
-  return body;
-}
+import { ECHO_SERVER, expectRpcError, openSession, post, runThv, startThv, type RunningThv } from '../helpers/thv.js';
 
 describe('bad input gets the documented status and JSON-RPC error, and the proxy stays up', () => {
   let thv: RunningThv;
