@@ -17,7 +17,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, fetch } from 'undici';
+import { Agent, request } from 'undici';
 import { createLogger } from '../src/logging.js';
 import { parseConfig } from '../src/registry-server/config.js';
 import { listSql } from '../src/registry-server/store/read.js';
@@ -47,6 +47,7 @@ interface Result {
   syncMs: number;
   pageMs: number;
   sqlMs: number;
+  floorMs: number;
 }
 
 async function measure(size: number): Promise<Result> {
@@ -71,10 +72,17 @@ async function measure(size: number): Promise<Result> {
     await reg.db.query('ANALYZE');
     const { sql, params } = listSql({ limit: DEFAULT_LIMIT }, 'default', DEFAULT_LIMIT + 1, undefined);
     const url = `${reg.url}/registry/default/v0.1/servers`;
+    // undici's request(), the lean client: what is timed is the service, not WHATWG fetch's machinery.
     const page = async () => {
-      const res = await fetch(url, { dispatcher: agent });
-      const body = (await res.json()) as { servers: unknown[] };
-      if (res.status !== 200 || body.servers.length !== DEFAULT_LIMIT) throw new Error(`bad page: ${res.status}`);
+      const res = await request(url, { dispatcher: agent });
+      const body = (await res.body.json()) as { servers: unknown[] };
+      if (res.statusCode !== 200 || body.servers.length !== DEFAULT_LIMIT) throw new Error(`bad page: ${res.statusCode}`);
+    };
+    // The HTTP floor: a request the service answers without the database (a 404 under /.well-known).
+    const floorUrl = `${reg.url}/.well-known/bench-floor`;
+    const floor = async () => {
+      const res = await request(floorUrl, { dispatcher: agent });
+      await res.body.dump();
     };
     const query = async () => {
       const rows = await reg.db.query(sql, params, true);
@@ -89,9 +97,11 @@ async function measure(size: number): Promise<Result> {
     // shared machine falls on both alike; the figure is the median over rounds of per-round medians.
     const pageRounds: number[] = [];
     const sqlRounds: number[] = [];
+    const floorRounds: number[] = [];
     for (let r = 0; r < rounds; r++) {
       const pt: number[] = [];
       const st: number[] = [];
+      const ft: number[] = [];
       for (let i = 0; i < perRound; i++) {
         // Let the previous request's trailing work (socket bookkeeping, GC) finish off the clock.
         await settle();
@@ -102,11 +112,16 @@ async function measure(size: number): Promise<Result> {
         t = performance.now();
         await page();
         pt.push(performance.now() - t);
+        await settle();
+        t = performance.now();
+        await floor();
+        ft.push(performance.now() - t);
       }
+      floorRounds.push(median(ft));
       sqlRounds.push(median(st));
       pageRounds.push(median(pt));
     }
-    return { size, syncMs, pageMs: median(pageRounds), sqlMs: median(sqlRounds) };
+    return { size, syncMs, pageMs: median(pageRounds), sqlMs: median(sqlRounds), floorMs: median(floorRounds) };
   } finally {
     await agent.close();
     await reg.close();
@@ -121,7 +136,7 @@ for (const size of sizes) {
   const r = await measure(size);
   results.push(r);
   console.log(
-    `${backend} ${String(size).padStart(7)} versions: sync ${(r.syncMs / 1000).toFixed(1)} s, first page ${r.pageMs.toFixed(3)} ms, bare SQL ${r.sqlMs.toFixed(3)} ms, page/sql ${(r.pageMs / r.sqlMs).toFixed(2)}`,
+    `${backend} ${String(size).padStart(7)} versions: sync ${(r.syncMs / 1000).toFixed(1)} s, first page ${r.pageMs.toFixed(3)} ms, bare SQL ${r.sqlMs.toFixed(3)} ms, HTTP floor ${r.floorMs.toFixed(3)} ms, page/sql ${(r.pageMs / r.sqlMs).toFixed(2)}`,
   );
 }
 let failed = false;

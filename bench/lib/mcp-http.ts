@@ -1,10 +1,11 @@
 /**
- * Streamable-HTTP side of the benchmark: a real MCP handshake with `fetch`, then load from
- * autocannon with a unique JSON-RPC id per request and our own accounting of which responses
- * actually carry the echoed result.
+ * Streamable-HTTP side of the benchmark: a real MCP handshake with `fetch`, then load from the lean
+ * HTTP client (lean-http.ts; autocannon on request) with a unique JSON-RPC id per request and our own
+ * accounting of which responses actually carry the echoed result.
  */
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
+import { leanLoad } from './lean-http.js';
 import { Latencies, type LatencySummary } from './stats.js';
 import { withTimeout } from './proc.js';
 
@@ -181,7 +182,7 @@ export interface LoadResult {
   /** 2xx responses without the echoed result (JSON-RPC errors, wrong payloads). */
   bad2xx: number;
   non2xx: number;
-  /** Connection errors and timeouts as counted by autocannon. */
+  /** Connection errors and timeouts as counted by the load generator. */
   errors: number;
   timeouts: number;
   seconds: number;
@@ -193,9 +194,12 @@ export interface LoadResult {
   sampleFailureExample?: string;
   bodies: { json: number; sse: number };
   statusCodes: Record<string, number>;
-  /** autocannon's own mean of its per-second samples (all responses, for reference). */
-  autocannonMeanRps: number;
+  /** All responses per second as the load generator saw them (autocannon: its own mean), for reference. */
+  generatorRps: number;
 }
+
+/** The load generator: the lean client (default), or autocannon (general-purpose, more work per response). */
+export type LoadClient = 'lean' | 'autocannon';
 
 /** Every `SAMPLE_EVERY`-th response (and the first few) is parsed in full and its id checked. */
 const SAMPLE_EVERY = 64;
@@ -206,7 +210,7 @@ const SAMPLE_EVERY = 64;
  */
 export async function runLoad(
   session: Session,
-  opts: { connections: number; seconds: number; firstId: number },
+  opts: { connections: number; seconds: number; firstId: number; client?: LoadClient },
 ): Promise<LoadResult> {
   let nextId = opts.firstId;
   let seen = 0;
@@ -223,6 +227,69 @@ export async function runLoad(
   const windowEnd = startedAt + opts.seconds * 1000;
   let inWindow = true;
 
+  /** Counts one response; true when it is a good one inside the window (its latency is recorded). */
+  const account = (status: number, body: string, id: unknown): boolean => {
+    inWindow = performance.now() <= windowEnd;
+    if (!inWindow) return false;
+    seen++;
+    if (body.charCodeAt(0) === 0x7b /* { */) bodies.json++;
+    else bodies.sse++;
+    if (status < 200 || status >= 300) return false;
+    const ok = body.includes(ECHO_TEXT);
+    if (ok) good++;
+    else bad2xx++;
+    if (seen <= 16 || seen % SAMPLE_EVERY === 0) {
+      sampled++;
+      let matched = false;
+      try {
+        matched = isEchoResult(parseBody(body).messages.find((m) => m.id === id));
+      } catch {
+        matched = false;
+      }
+      if (!matched) {
+        sampleFailures++;
+        sampleFailureExample ??= `id ${String(id)}: ${body.slice(0, 200)}`;
+      }
+    }
+    return ok;
+  };
+  const finish = (r: { non2xx: number; errors: number; timeouts: number; statusCodes: Record<string, number>; generatorRps: number }): LoadResult => ({
+    good,
+    bad2xx,
+    ...r,
+    seconds: Math.min(performance.now() - startedAt, opts.seconds * 1000) / 1000,
+    latency: latencies.summary(),
+    sampled,
+    sampleFailures,
+    ...(sampleFailureExample === undefined ? {} : { sampleFailureExample }),
+    bodies,
+  });
+  const headers = { ...BASE_HEADERS, ...session.headers, 'Mcp-Session-Id': session.sessionId };
+
+  if ((opts.client ?? 'lean') === 'lean') {
+    let responses = 0;
+    const r = await withTimeout(
+      leanLoad({
+        url: session.url,
+        headers,
+        connections: opts.connections,
+        seconds: opts.seconds,
+        timeoutMs: 10_000,
+        next: () => {
+          const id = nextId++;
+          return { id, body: echoCallBody(id) };
+        },
+        onResponse: (status, body, id, ms) => {
+          responses++;
+          if (account(status, body, id)) latencies.record(ms);
+        },
+      }),
+      opts.seconds * 1000 + 20_000,
+      'lean HTTP load',
+    );
+    return finish({ ...r, generatorRps: responses / opts.seconds });
+  }
+
   const request: AcRequest = {
     method: 'POST',
     path: new URL(session.url).pathname,
@@ -233,30 +300,7 @@ export async function runLoad(
       return req;
     },
     onResponse: (status, body, context) => {
-      inWindow = performance.now() <= windowEnd;
-      lastWasGood = false;
-      if (!inWindow) return;
-      seen++;
-      if (body.charCodeAt(0) === 0x7b /* { */) bodies.json++;
-      else bodies.sse++;
-      if (status < 200 || status >= 300) return;
-      const ok = body.includes(ECHO_TEXT);
-      if (ok) good++;
-      else bad2xx++;
-      lastWasGood = ok;
-      if (seen <= 16 || seen % SAMPLE_EVERY === 0) {
-        sampled++;
-        let matched = false;
-        try {
-          matched = isEchoResult(parseBody(body).messages.find((m) => m.id === context.id));
-        } catch {
-          matched = false;
-        }
-        if (!matched) {
-          sampleFailures++;
-          sampleFailureExample ??= `id ${String(context.id)}: ${body.slice(0, 200)}`;
-        }
-      }
+      lastWasGood = account(status, body, context.id);
     },
   };
 
@@ -269,7 +313,7 @@ export async function runLoad(
           duration: opts.seconds,
           pipelining: 1,
           timeout: 10,
-          headers: { ...BASE_HEADERS, ...session.headers, 'Mcp-Session-Id': session.sessionId },
+          headers,
           requests: [request],
         },
         (err, res) => (err !== null && err !== undefined ? reject(err) : resolve(res)),
@@ -289,27 +333,12 @@ export async function runLoad(
 
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
-  const seconds = Math.min(performance.now() - startedAt, opts.seconds * 1000) / 1000;
-  return {
-    good,
-    bad2xx,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    seconds,
-    latency: latencies.summary(),
-    sampled,
-    sampleFailures,
-    ...(sampleFailureExample === undefined ? {} : { sampleFailureExample }),
-    bodies,
-    statusCodes,
-    autocannonMeanRps: result.requests.average,
-  };
+  return finish({ non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts, statusCodes, generatorRps: result.requests.average });
 }
 
 /** Runs `runLoad` for the warm-up, discarding the figures but failing on a broken path. */
-export async function warmUp(session: Session, connections: number, seconds: number): Promise<void> {
-  const r = await runLoad(session, { connections, seconds, firstId: 1_000_000_000 });
+export async function warmUp(session: Session, connections: number, seconds: number, client?: LoadClient): Promise<void> {
+  const r = await runLoad(session, { connections, seconds, firstId: 1_000_000_000, ...(client === undefined ? {} : { client }) });
   if (r.good === 0) {
     throw new Error(
       `warm-up: no good responses (errors ${r.errors}, non-2xx ${r.non2xx}, bad 2xx ${r.bad2xx}, codes ${JSON.stringify(r.statusCodes)})`,
