@@ -88,17 +88,34 @@ async function run(server: string | undefined, serverArgs: string[], raw: Record
     process.env,
     built.inMemorySecrets,
   );
+  // Signals are ours before the proxy starts: one that comes while it starts stops it once it is up
+  // (the default action would kill thv and leave its server behind), and a client that reads the URL
+  // and stops thv at once never finds it without a handler.
+  const stopSignal = catchStopSignal();
   const proxy = await startProxy(settings);
   logger.info({ name: config.name, url: proxy.url, transport: config.transport, runtime }, 'MCP server proxy is running');
   process.stdout.write(`MCP server ${config.name} is available at ${proxy.url}\n`);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    for (const s of ['SIGINT', 'SIGTERM', 'SIGQUIT'] as const) process.once(s, () => resolve(s));
-  });
+  const signal = await stopSignal;
   logger.info({ signal }, 'shutting down');
-  // A second signal while stopping ends at once.
-  const force = (): void => process.exit(130);
-  process.once('SIGINT', force);
-  process.once('SIGTERM', force);
   await proxy.stop();
   return 0;
+}
+
+/**
+ * Resolves on the first SIGINT, SIGTERM or SIGQUIT. From then on a second SIGINT or SIGTERM ends thv at
+ * once (exit 130); that handler is added before the first ones are removed, so no signal ever finds
+ * thv without one.
+ */
+function catchStopSignal(): Promise<NodeJS.Signals> {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGQUIT'] as const;
+  return new Promise((resolve) => {
+    const first = (signal: NodeJS.Signals): void => {
+      const force = (): void => process.exit(130);
+      process.once('SIGINT', force);
+      process.once('SIGTERM', force);
+      for (const s of signals) process.off(s, first);
+      resolve(signal);
+    };
+    for (const s of signals) process.on(s, first);
+  });
 }

@@ -89,7 +89,8 @@ describe('container run options', () => {
         assert.ok(registry.requests.some((r) => r.startsWith(`GET /v2/${names.pull}/blobs/sha256:`)), registry.requests.join('\n'));
         await docker.getImage(ref()).inspect();
       } finally {
-        assert.equal(await thv.stop(), 0);
+        const code = await thv.stop();
+        assert.equal(code, 0, `thv ended with ${code ?? thv.child.signalCode}; stderr:\n${thv.stderr()}`);
       }
     } finally {
       if (registry) {
