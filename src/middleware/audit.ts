@@ -11,7 +11,8 @@ import {
   auditDelegation,
   auditEventType,
   auditOutcome,
-  auditSubjects,
+  auditSourceJson,
+  auditSubjectsJson,
   dataValue,
   jsonRpcErrorOf,
   renderAuditLine,
@@ -38,6 +39,8 @@ export interface AuditStageOptions {
 
 /** How much of an answer is read to recognise a JSON-RPC error (ToolHive's limit). */
 const ERROR_SNIFF_BYTES = 512;
+/** How many `source` and `target` texts the stage keeps. */
+const MAX_CACHED_TEXTS = 1024;
 /** Unparsed request bodies up to this size are read for the method of a refused request. */
 const REFUSED_BODY_PEEK = 64 * 1024;
 
@@ -47,6 +50,9 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
   const transport = sseTransport ? 'sse' : 'http';
   const sniff = settings.detectApplicationErrors;
   const keepResponse = settings.includeResponseData;
+  const componentJson = JSON.stringify(component);
+  /** JSON texts of the `source` and `target` parts that repeat from request to request. */
+  const texts = new Map<string, string>();
   return {
     name: AUDIT_STAGE,
     async handle(ctx, next) {
@@ -96,25 +102,17 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
     if (!auditsType(settings, type)) return undefined;
     const status = res.statusCode;
     let outcome: AuditOutcome = auditOutcome(status);
-    const extra: Record<string, unknown> = { duration_ms: Math.floor(performance.now() - started), transport };
+    const ua = firstHeader(req.headers['user-agent']);
+    // metadata.extra beyond duration_ms and transport, in the order ToolHive writes them.
+    let more: Record<string, unknown> | undefined;
     if (outcome === 'success' && sniff && capture?.head !== undefined) {
       const err = jsonRpcErrorOf(capture.head);
       if (err !== undefined) {
         outcome = 'application_error';
-        extra.jsonrpc_error_code = err.code;
-        extra.jsonrpc_error_message = err.message;
+        more = { jsonrpc_error_code: err.code, jsonrpc_error_message: err.message };
       }
     }
-    const target: Record<string, string> = isStreamOpen
-      ? { endpoint: ctx.path, method: httpMethod, type: 'sse_endpoint' }
-      : { endpoint: ctx.path, method: method ?? httpMethod, type: targetType(method) };
-    if (!isStreamOpen && resourceId !== undefined && resourceId !== '') target.name = resourceId;
-    const sourceExtra: Record<string, string> = {};
-    const ua = firstHeader(req.headers['user-agent']);
-    if (ua !== undefined) sourceExtra.user_agent = ua;
-    const requestId = firstHeader(req.headers['x-request-id']);
-    if (requestId !== undefined) sourceExtra.request_id = requestId;
-    if (isStreamOpen && ua !== undefined) extra.user_agent = ua;
+    if (isStreamOpen && ua !== undefined) (more ??= {}).user_agent = ua;
     let data: { request?: unknown; response?: unknown } | undefined;
     if (settings.includeRequestData || keepResponse) {
       data = {};
@@ -122,26 +120,59 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
         const body = ctx.messageChanged && ctx.message !== undefined ? JSON.stringify(ctx.message) : ctx.body?.toString('utf8');
         if (body !== undefined && Buffer.byteLength(body) <= settings.maxDataSize) data.request = dataValue(body);
       }
-      if (keepResponse && capture !== undefined && capture.kept.length > 0) {
-        extra.response_size_bytes = capture.total;
-        data.response = dataValue(Buffer.concat(capture.kept).toString('utf8'));
-      } else if (keepResponse && capture !== undefined) {
-        extra.response_size_bytes = capture.total;
+      if (keepResponse && capture !== undefined) {
+        (more ??= {}).response_size_bytes = capture.total;
+        if (capture.kept.length > 0) data.response = dataValue(Buffer.concat(capture.kept).toString('utf8'));
       }
       if (data.request === undefined && data.response === undefined) data = undefined;
     }
+    const duration = Math.floor(performance.now() - started);
+    const delegation = auditDelegation(ctx.identity?.claims, settings.maxDelegationDepth);
     return renderAuditLine({
       type,
       outcome,
-      component,
-      sourceIp: sourceAddress(ctx, trustProxyHeaders),
-      sourceExtra,
-      subjects: auditSubjects(ctx.identity),
-      delegation: auditDelegation(ctx.identity?.claims, settings.maxDelegationDepth),
-      target,
-      extra,
-      data,
+      component: componentJson,
+      source: sourceJson(sourceAddress(ctx, trustProxyHeaders), ua, firstHeader(req.headers['x-request-id'])),
+      subjects: auditSubjectsJson(ctx.identity),
+      delegation: delegation === undefined ? undefined : JSON.stringify(delegation),
+      target: targetJson(ctx.path, isStreamOpen ? httpMethod : (method ?? httpMethod), isStreamOpen, method, isStreamOpen ? undefined : resourceId),
+      extra: more === undefined ? `{"duration_ms":${duration},"transport":"${transport}"}` : JSON.stringify({ duration_ms: duration, transport, ...more }),
+      data: data === undefined ? undefined : JSON.stringify(data),
     });
+  }
+
+  /** `source` as JSON text; kept per address and user agent (a request id makes it one of a kind). */
+  function sourceJson(ip: string, ua: string | undefined, requestId: string | undefined): string {
+    if (requestId !== undefined) return auditSourceJson(ip, ua === undefined ? { request_id: requestId } : { user_agent: ua, request_id: requestId });
+    // Unambiguous keys: the address is length-prefixed, and the two forms start differently.
+    const key = ua === undefined ? `a${ip}` : `b${ip.length}:${ip}${ua}`;
+    let text = texts.get(key);
+    if (text === undefined) {
+      text = auditSourceJson(ip, ua === undefined ? {} : { user_agent: ua });
+      remember(key, text);
+    }
+    return text;
+  }
+
+  /** `target` as JSON text, kept per endpoint, method and resource. */
+  function targetJson(endpoint: string, shownMethod: string, isStreamOpen: boolean, method: string | undefined, name: string | undefined): string {
+    const key = isStreamOpen ? `s${endpoint.length}:${endpoint}${shownMethod}` : `t${endpoint.length}:${endpoint}${shownMethod.length}:${shownMethod}${name ?? ''}`;
+    let text = texts.get(key);
+    if (text === undefined) {
+      const target: Record<string, string> = isStreamOpen
+        ? { endpoint, method: shownMethod, type: 'sse_endpoint' }
+        : { endpoint, method: shownMethod, type: targetType(method) };
+      if (name !== undefined && name !== '') target.name = name;
+      text = JSON.stringify(target);
+      remember(key, text);
+    }
+    return text;
+  }
+
+  function remember(key: string, text: string): void {
+    // Callers choose user agents and tool names: past the limit the cache starts afresh instead of growing.
+    if (texts.size >= MAX_CACHED_TEXTS) texts.clear();
+    texts.set(key, text);
   }
 }
 

@@ -4,7 +4,16 @@ import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditsType, parseAuditConfig } from '../../src/telemetry/audit-config.js';
-import { auditDelegation, auditEventType, auditOutcome, auditSubjects, jsonRpcErrorOf } from '../../src/telemetry/audit-event.js';
+import {
+  auditDelegation,
+  auditEventType,
+  auditOutcome,
+  auditSourceJson,
+  auditSubjects,
+  auditSubjectsJson,
+  jsonRpcErrorOf,
+  renderAuditLine,
+} from '../../src/telemetry/audit-event.js';
 import { FileAuditSink } from '../../src/telemetry/audit-sink.js';
 import { createLogger } from '../../src/logging.js';
 import { isThvError } from '../../src/errors.js';
@@ -55,6 +64,65 @@ describe('audit events', () => {
     const s = auditSubjects({ subject: 'u1', claims: { sub: 'u1', preferred_username: 'bob', client_name: 'cli' }, token: 'secret-token' });
     assert.deepEqual(s, { user_id: 'u1', user: 'bob', client_name: 'cli' });
     assert.deepEqual(auditSubjects(undefined), { user: 'anonymous' });
+  });
+  it('renders the same bytes as JSON.stringify of the event object', () => {
+    const now = new Date('2026-01-02T03:04:05.678Z');
+    const identity = { subject: 'u"1', claims: { sub: 'u"1', name: 'Zoë \\ \u2028', act: { sub: 'svc' } }, token: 't' };
+    const cases: Array<{
+      ip: string;
+      sourceExtra: Record<string, string>;
+      identity: typeof identity | undefined;
+      delegation: Record<string, unknown> | undefined;
+      target: Record<string, string>;
+      extra: Record<string, unknown>;
+      data: Record<string, unknown> | undefined;
+    }> = [
+      { ip: '127.0.0.1', sourceExtra: {}, identity: undefined, delegation: undefined, target: { endpoint: '/mcp', method: 'tools/call', type: 'tool', name: 'echo' }, extra: { duration_ms: 3, transport: 'http' }, data: undefined },
+      {
+        ip: '::1',
+        sourceExtra: { user_agent: 'ua "quoted"\n', request_id: 'r-1' },
+        identity,
+        delegation: auditDelegation(identity.claims, 10),
+        target: { endpoint: '/sse', method: 'GET', type: 'sse_endpoint' },
+        extra: { duration_ms: 0, transport: 'sse', jsonrpc_error_code: -32602, jsonrpc_error_message: 'bad\u0000', user_agent: 'x' },
+        data: { request: { a: [1, 'two'] }, response: 'text' },
+      },
+    ];
+    for (const c of cases) {
+      const line = renderAuditLine(
+        {
+          type: 'mcp_tool_call',
+          outcome: 'success',
+          component: JSON.stringify('comp "x"'),
+          source: auditSourceJson(c.ip, c.sourceExtra),
+          subjects: auditSubjectsJson(c.identity),
+          delegation: c.delegation === undefined ? undefined : JSON.stringify(c.delegation),
+          target: JSON.stringify(c.target),
+          extra: JSON.stringify(c.extra),
+          data: c.data === undefined ? undefined : JSON.stringify(c.data),
+        },
+        now,
+      );
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      const expected = {
+        time: now.toISOString(),
+        level: 'AUDIT',
+        msg: 'audit_event',
+        audit_id: parsed.audit_id,
+        type: 'mcp_tool_call',
+        logged_at: now.toISOString(),
+        outcome: 'success',
+        component: 'comp "x"',
+        source: { type: 'network', value: c.ip, extra: c.sourceExtra },
+        subjects: auditSubjects(c.identity),
+        ...(c.delegation === undefined ? {} : { delegation: c.delegation }),
+        target: c.target,
+        metadata: { extra: c.extra },
+        ...(c.data === undefined ? {} : { data: c.data }),
+      };
+      assert.equal(line, JSON.stringify(expected));
+      assert.match(String(parsed.audit_id), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    }
   });
   it('reads the delegation chain, bounded', () => {
     const claims = { sub: 'u', act: { sub: 'svc1', act: { sub: 'svc2', act: { sub: 'svc3' } } } };
