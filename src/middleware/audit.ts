@@ -22,6 +22,7 @@ import {
 import { auditsType, type AuditSettings } from '../telemetry/audit-config.js';
 import type { AuditSink } from '../telemetry/audit-sink.js';
 import { firstHeader } from '../transport/http-util.js';
+import { onResponseDone } from './response-done.js';
 import type { NamedMiddleware, ProxyContext } from './types.js';
 
 export const AUDIT_STAGE = 'audit';
@@ -81,8 +82,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
           return out;
         } as typeof res.writeHead;
       }
-      // 'close' follows 'finish' on every response, and also ends one whose client went away.
-      res.once('close', emit);
+      onResponseDone(res, emit);
       return next();
     },
   };

@@ -18,9 +18,10 @@ import {
   type TextMapGetter,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { Telemetry } from '../telemetry/provider.js';
+import type { CounterSeries, HistogramSeries, Telemetry, TelemetryInstruments } from '../telemetry/provider.js';
 import { formatToolArguments } from '../telemetry/span-attributes.js';
 import { firstHeader } from '../transport/http-util.js';
+import { onResponseDone } from './response-done.js';
 import type { NamedMiddleware, ProxyContext } from './types.js';
 
 export const TELEMETRY_STAGE = 'telemetry';
@@ -47,8 +48,16 @@ const metaGetter: TextMapGetter<Record<string, unknown>> = {
 
 /** Prometheus label values are cut to this many bytes (ToolHive's limit). */
 const MAX_LABEL_BYTES = 128;
-/** Attribute objects cached per label combination; beyond this, new combinations are not cached. */
+/** Request kinds whose series are kept; beyond this, new kinds are looked up on each request. */
 const MAX_CACHED_ATTRIBUTE_SETS = 4096;
+
+/** The metric series one kind of request (method, status, tool…) records into. */
+interface SeriesBundle {
+  requests: CounterSeries;
+  requestDuration: HistogramSeries;
+  operationDuration: HistogramSeries;
+  toolCalls: CounterSeries | undefined;
+}
 
 export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
   const { telemetry: tel, serverName, transport } = options;
@@ -58,17 +67,48 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
   const isStdio = transport === 'stdio';
   const sampleRate = tel.samplingRate;
   const networkTransport = isStdio ? 'pipe' : 'tcp';
-  const attrCache = new Map<string, Attributes>();
-  const cached = (key: string, build: () => Attributes): Attributes => {
-    let a = attrCache.get(key);
-    if (a === undefined) {
-      a = build();
-      if (attrCache.size < MAX_CACHED_ATTRIBUTE_SETS) attrCache.set(key, a);
-    }
-    return a;
+  /** The metric series one kind of request records into, found once per kind (see seriesFor). */
+  const bundles = new Map<string, SeriesBundle>();
+  const activeReq = instruments?.activeConnections.series('req', { server: serverName, transport });
+  const activeSse = instruments?.activeConnections.series('sse', { server: serverName, transport, connection_type: 'sse' });
+
+  /** The series of a request kind: everything its labels are made of is in the key. */
+  const seriesFor = (ctx: ProxyContext, ins: TelemetryInstruments, httpMethod: string, status: number, isSseOpen: boolean): SeriesBundle => {
+    const method = ctx.mcp?.method;
+    const resourceId = ctx.mcp?.resourceId ?? '';
+    const protocol = isStdio ? '' : httpVersion(ctx.res);
+    const key = `${isSseOpen ? 's' : 'r'}${httpMethod}\u0000${status}\u0000${method ?? ''}\u0000${protocol}\u0000${resourceId}`;
+    let b = bundles.get(key);
+    if (b !== undefined) return b;
+    const mcpMethod = isSseOpen ? 'sse_connection' : (method ?? 'unknown');
+    // Each instrument keyed by exactly what its attributes hold, so that no two series share a label set.
+    const reqKey = `${httpMethod}\u0000${status}\u0000${mcpMethod}\u0000${resourceId}`;
+    const reqAttrs: Attributes = {
+      method: httpMethod,
+      status_code: String(status),
+      status: status >= 400 ? 'error' : 'success',
+      mcp_method: cut(mcpMethod),
+      mcp_resource_id: cut(resourceId),
+      server: cut(serverName),
+      transport,
+    };
+    const opMethod = method ?? 'unknown';
+    const opName = opMethod === 'tools/call' || opMethod === 'prompts/get' ? resourceId : '';
+    const opKey = `${opMethod}\u0000${status >= 500 ? status : ''}\u0000${opName}\u0000${protocol}`;
+    const toolKey = `${resourceId}\u0000${status >= 400 ? 'e' : 's'}`;
+    b = {
+      requests: ins.requests.series(reqKey, reqAttrs),
+      requestDuration: ins.requestDuration.series(reqKey, reqAttrs),
+      operationDuration: ins.operationDuration.series(opKey, operationAttributes(ctx, status, networkTransport, isStdio, protocol)),
+      toolCalls:
+        method === 'tools/call' && resourceId !== ''
+          ? ins.toolCalls.series(toolKey, { server: serverName, tool: cut(resourceId), status: status >= 400 ? 'error' : 'success' })
+          : undefined,
+    };
+    // Callers choose tool names: past the limit, kinds are looked up afresh each time instead of kept.
+    if (bundles.size < MAX_CACHED_ATTRIBUTE_SETS) bundles.set(key, b);
+    return b;
   };
-  const connectionAttrs: Attributes = { server: serverName, transport };
-  const sseConnectionAttrs: Attributes = { server: serverName, transport, connection_type: 'sse' };
 
   return {
     name: TELEMETRY_STAGE,
@@ -103,9 +143,8 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
         if (isSseOpen) span.end(); // the stream lives on; its span only marks that it opened
       }
 
-      const activeKey = isSseOpen ? 'sse' : 'req';
-      const activeAttrs = isSseOpen ? sseConnectionAttrs : connectionAttrs;
-      instruments?.activeConnections.add(activeKey, activeAttrs, 1);
+      const active = isSseOpen ? activeSse : activeReq;
+      if (active !== undefined) active.value++;
       let done = false;
       const finish = (): void => {
         if (done) return;
@@ -113,33 +152,12 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
         const seconds = (performance.now() - started) / 1000;
         const status = res.statusCode;
         if (instruments !== undefined) {
-          instruments.activeConnections.add(activeKey, activeAttrs, -1);
-          const mcpMethod = isSseOpen ? 'sse_connection' : (ctx.mcp?.method ?? 'unknown');
-          const resourceId = ctx.mcp?.resourceId ?? '';
-          const key = `${httpMethod}\u0000${status}\u0000${mcpMethod}\u0000${resourceId}`;
-          const reqAttrs = cached(key, () => ({
-            method: httpMethod,
-            status_code: String(status),
-            status: status >= 400 ? 'error' : 'success',
-            mcp_method: cut(mcpMethod),
-            mcp_resource_id: cut(resourceId),
-            server: cut(serverName),
-            transport,
-          }));
-          instruments.requests.add(key, reqAttrs);
-          instruments.requestDuration.record(key, reqAttrs, seconds);
-          // Keyed by exactly what the operation attributes hold, so that no two series share a label set.
-          const opMethod = ctx.mcp?.method ?? 'unknown';
-          const opName = opMethod === 'tools/call' || opMethod === 'prompts/get' ? resourceId : '';
-          const opKey = `op\u0000${opMethod}\u0000${status >= 500 ? status : ''}\u0000${opName}`;
-          instruments.operationDuration.record(opKey, cached(opKey, () => operationAttributes(ctx, status, networkTransport, isStdio, httpVersion(res))), seconds);
-          if (ctx.mcp?.method === 'tools/call' && resourceId !== '') {
-            const toolKey = `${resourceId}\u0000${status >= 400 ? 'e' : 's'}`;
-            instruments.toolCalls.add(
-              toolKey,
-              cached(`tool\u0000${toolKey}`, () => ({ server: serverName, tool: cut(resourceId), status: status >= 400 ? 'error' : 'success' })),
-            );
-          }
+          active!.value--;
+          const b = seriesFor(ctx, instruments, httpMethod, status, isSseOpen);
+          b.requests.value++;
+          b.requestDuration.record(seconds);
+          b.operationDuration.record(seconds);
+          if (b.toolCalls !== undefined) b.toolCalls.value++;
         }
         if (span !== undefined && !isSseOpen) {
           if (span.isRecording()) {
@@ -162,8 +180,7 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
           span.end();
         }
       };
-      // 'close' follows 'finish' on every response, and also ends one whose client went away.
-      res.once('close', finish);
+      onResponseDone(res, finish);
       return next();
     },
   };

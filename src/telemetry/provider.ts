@@ -37,29 +37,67 @@ const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60_000;
 /** Buckets of `mcp.server.operation.duration` (seconds), from the MCP semantic conventions. */
 const OPERATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
+/** One labelled series of a LocalCounter: callers that keep it add to `value` directly. */
+export interface CounterSeries {
+  readonly attributes: Attributes;
+  value: number;
+}
+
 /**
  * A counter summed here and reported to the SDK through an observable instrument at collection time.
  * Recording into an SDK counter hashes its attribute set on every call (a third of the telemetry cost
- * per request, measured); here the caller's cache key finds the running total directly.
+ * per request, measured); here a caller finds its series once (`series`) and keeps it.
  */
 export class LocalCounter {
-  private readonly totals = new Map<string, { attributes: Attributes; value: number }>();
+  private readonly totals = new Map<string, CounterSeries>();
 
   constructor(private readonly maxSeries = 2000) {}
 
-  add(key: string, attributes: Attributes, delta = 1): void {
+  /** The series of `key` (created with `attributes` when new); past the cardinality limit, the overflow series. */
+  series(key: string, attributes: Attributes): CounterSeries {
     let t = this.totals.get(key);
     if (t === undefined) {
       // Past the cardinality limit, new series fold into one overflow series (as the SDK does).
-      if (this.totals.size >= this.maxSeries) return this.add('\u0000overflow', { 'otel.metric.overflow': true }, delta);
+      if (this.totals.size >= this.maxSeries) return this.series('\u0000overflow', { 'otel.metric.overflow': true });
       t = { attributes, value: 0 };
       this.totals.set(key, t);
     }
-    t.value += delta;
+    return t;
+  }
+
+  add(key: string, attributes: Attributes, delta = 1): void {
+    this.series(key, attributes).value += delta;
   }
 
   observe(result: ObservableResult): void {
     for (const t of this.totals.values()) result.observe(t.value, t.attributes);
+  }
+}
+
+/** One labelled series of a LocalHistogram (cumulative explicit buckets). */
+export class HistogramSeries {
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+  min = Infinity;
+  max = -Infinity;
+
+  constructor(
+    readonly attributes: Attributes,
+    private readonly boundaries: readonly number[],
+  ) {
+    this.counts = new Array<number>(boundaries.length + 1).fill(0);
+  }
+
+  record(value: number): void {
+    const b = this.boundaries;
+    let i = 0;
+    while (i < b.length && value > b[i]!) i++;
+    this.counts[i]!++;
+    this.sum += value;
+    this.count++;
+    if (value < this.min) this.min = value;
+    if (value > this.max) this.max = value;
   }
 }
 
@@ -71,7 +109,7 @@ const DEFAULT_BUCKETS = [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5
  * the same reason as LocalCounter: the SDK would hash the attribute set of every recorded value.
  */
 export class LocalHistogram {
-  private readonly series = new Map<string, { attributes: Attributes; counts: number[]; sum: number; count: number; min: number; max: number }>();
+  private readonly byKey = new Map<string, HistogramSeries>();
   private readonly start: HrTime = millisToHrTime(Date.now());
 
   constructor(
@@ -81,30 +119,28 @@ export class LocalHistogram {
     private readonly maxSeries = 2000,
   ) {}
 
-  record(key: string, attributes: Attributes, value: number): void {
-    let s = this.series.get(key);
+  /** The series of `key` (created with `attributes` when new); past the cardinality limit, the overflow series. */
+  series(key: string, attributes: Attributes): HistogramSeries {
+    let s = this.byKey.get(key);
     if (s === undefined) {
-      if (this.series.size >= this.maxSeries) return this.record('\u0000overflow', { 'otel.metric.overflow': true }, value);
-      s = { attributes, counts: new Array<number>(this.boundaries.length + 1).fill(0), sum: 0, count: 0, min: Infinity, max: -Infinity };
-      this.series.set(key, s);
+      if (this.byKey.size >= this.maxSeries) return this.series('\u0000overflow', { 'otel.metric.overflow': true });
+      s = new HistogramSeries(attributes, this.boundaries);
+      this.byKey.set(key, s);
     }
-    const b = this.boundaries;
-    let i = 0;
-    while (i < b.length && value > b[i]!) i++;
-    s.counts[i]!++;
-    s.sum += value;
-    s.count++;
-    if (value < s.min) s.min = value;
-    if (value > s.max) s.max = value;
+    return s;
+  }
+
+  record(key: string, attributes: Attributes, value: number): void {
+    this.series(key, attributes).record(value);
   }
 
   data(end: HrTime): HistogramMetricData | undefined {
-    if (this.series.size === 0) return undefined;
+    if (this.byKey.size === 0) return undefined;
     return {
       descriptor: { name: this.name, description: this.description, unit: 's', valueType: ValueType.DOUBLE },
       aggregationTemporality: AggregationTemporality.CUMULATIVE,
       dataPointType: DataPointType.HISTOGRAM,
-      dataPoints: [...this.series.values()].map((s) => ({
+      dataPoints: [...this.byKey.values()].map((s) => ({
         attributes: s.attributes,
         startTime: this.start,
         endTime: end,
