@@ -27,6 +27,7 @@ import {
   runLoad,
   warmUp,
   type LoadClient,
+  type LoadResult,
   type RpcEnvelope,
 } from './lib/mcp-http.js';
 import {
@@ -72,6 +73,9 @@ const isThv = (id: ContenderId): id is ThvId => id === 'thv' || id === 'thv-obs'
  */
 const OBS_METRIC_EXPORT_INTERVAL_MS = 5000;
 
+/** Length of one measured window of --paired (s). */
+const PAIRED_WINDOW_S = 1;
+
 const LOAD_AT_START = os.loadavg()[0] ?? NaN;
 
 /** Cores used by unrelated processes above which a measurement is flagged as disturbed. */
@@ -105,6 +109,8 @@ interface Options {
   thvArgs: string[];
   /** The HTTP load generator: the lean client (default) or autocannon. */
   client: LoadClient;
+  /** thv and thv-obs measured in alternating windows within each round (see measurePaired). */
+  paired: boolean;
 }
 
 const USAGE = `usage: node --import tsx bench/bridge.ts [options]
@@ -122,6 +128,8 @@ const USAGE = `usage: node --import tsx bench/bridge.ts [options]
                        per response as the direct contender's stdio client) or autocannon
   --thv <command>      how to start thv, split on spaces (default: "node bin/thv.js"); e.g.
                        --thv "node --import tsx src/cli/main.ts"
+  --paired             measure thv and thv-obs in the same round, both running, in alternating 1 s
+                       windows (${'`'}--duration${'`'} seconds each in all): the machine's drift weighs on both alike
   --thv-args <flags>   extra flags for \`thv run\` (both thv and thv-obs), split on spaces; e.g.
                        --thv-args="--authz-config policies.json"
   thv-obs is \`thv run\` with --enable-audit (log file in the run's temp dir), OTLP/HTTP export of
@@ -161,6 +169,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       thv: { type: 'string' },
       'thv-args': { type: 'string' },
       client: { type: 'string' },
+      paired: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -181,6 +190,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     thv: values.thv === undefined ? undefined : values.thv.split(/\s+/).filter((s) => s !== ''),
     thvArgs: (values['thv-args'] ?? '').split(/\s+/).filter((s) => s !== ''),
     client: loadClient(values.client),
+    paired: values.paired === true,
   };
 }
 
@@ -430,7 +440,19 @@ async function setUpObs(logDir: string): Promise<ObsSetup> {
   return { auditLog, auditConfig, sink };
 }
 
-async function measureHttp(id: HttpId, opts: Options, logDir: string): Promise<Measured> {
+/** An HTTP contender started, with its session open. */
+interface Running {
+  id: HttpId;
+  group: Group;
+  session: Awaited<ReturnType<typeof openSession>>;
+  launch: Launch;
+  obs: ObsSetup | undefined;
+  fail: (what: string, err: unknown) => never;
+  stopped: boolean;
+}
+
+/** Starts a contender and opens its session; on failure everything it started is stopped. */
+async function startHttp(id: HttpId, opts: Options, logDir: string): Promise<Running> {
   const port = await freePort();
   const obs = id === 'thv-obs' ? await setUpObs(logDir) : undefined;
   let launch: Launch;
@@ -449,70 +471,144 @@ async function measureHttp(id: HttpId, opts: Options, logDir: string): Promise<M
     const message = `${what}: ${err instanceof Error ? err.message : String(err)}${tail ? `\n      log tail: ${tail.replace(/\n/g, '\n      ')}` : ''}`;
     throw isThv(id) ? new Unavailable(message) : new Error(message);
   };
-  let stopped = false;
   try {
     await waitForPort(port, { timeoutMs: LIMITS.spawnListen, group }).catch((err: unknown) => fail('start', err));
     const session = await withTimeout(openSession(url, LIMITS.handshake), LIMITS.handshake * 3, 'handshake').catch(
       (err: unknown) => fail('handshake', err),
     );
-    await warmUp(session, opts.connections, opts.warmup, opts.client).catch((err: unknown) => fail('warm-up', err));
-    const probe = startCpuProbe({ pgids: [group.pid] });
-    const load = await runLoad(session, { connections: opts.connections, seconds: opts.duration, firstId: 1, client: opts.client });
-    const cpu = probe.stop();
-    await closeSession(session, 2000);
+    return { id, group, session, launch, obs, fail, stopped: false };
+  } catch (err) {
+    await stopHttp({ id, group, obs, stopped: false });
+    throw err;
+  }
+}
+
+async function stopHttp(r: Pick<Running, 'id' | 'group' | 'obs' | 'stopped'>): Promise<void> {
+  if (r.stopped) return;
+  r.stopped = true;
+  const { clean } = await killGroup(r.group);
+  if (!clean) process.stderr.write(`  (${r.id} needed SIGKILL to stop)\n`);
+  await r.obs?.sink.close();
+}
+
+/** Closes the session, stops the contender and turns its load results into a Measured outcome. */
+async function finishHttp(r: Running, loads: LoadResult[], cpu: CpuSplit | undefined): Promise<Measured> {
+  try {
+    await closeSession(r.session, 2000);
+    const sum = (f: (l: LoadResult) => number): number => loads.reduce((a, l) => a + f(l), 0);
+    const good = sum((l) => l.good);
+    const seconds = sum((l) => l.seconds);
+    const sampled = sum((l) => l.sampled);
+    const sampleFailures = sum((l) => l.sampleFailures);
+    const statusCodes: Record<string, number> = {};
+    for (const l of loads) for (const [code, n] of Object.entries(l.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+    // Latency of the window with the median throughput (percentiles of separate windows do not add up).
+    const typical = [...loads].sort((a, b) => a.good / a.seconds - b.good / b.seconds)[(loads.length - 1) >> 1]!;
 
     const warnings: string[] = [];
-    if (load.sampleFailures > 0) {
-      warnings.push(`${load.sampleFailures}/${load.sampled} sampled responses did not match: ${load.sampleFailureExample ?? ''}`);
+    if (sampleFailures > 0) {
+      warnings.push(`${sampleFailures}/${sampled} sampled responses did not match: ${loads.find((l) => l.sampleFailureExample)?.sampleFailureExample ?? ''}`);
     }
-    if (group.hasExited()) warnings.push('process exited during the run');
+    if (r.group.hasExited()) warnings.push('process exited during the run');
     let obsDetail: Record<string, unknown> = {};
-    if (obs !== undefined) {
+    if (r.obs !== undefined) {
       // Stop thv first: it flushes its last spans, metrics and audit events on the way out, so the
       // counts below cover the whole run (warm-up included).
-      stopped = true;
-      const { clean } = await killGroup(group);
-      if (!clean) process.stderr.write(`  (${id} needed SIGKILL to stop)\n`);
-      const auditEvents = await countLines(obs.auditLog);
-      obsDetail = { auditLog: obs.auditLog, auditEvents, otlp: obs.sink.counts() };
-      const c = obs.sink.counts();
+      await stopHttp(r);
+      const auditEvents = await countLines(r.obs.auditLog);
+      obsDetail = { auditLog: r.obs.auditLog, auditEvents, otlp: r.obs.sink.counts() };
+      const c = r.obs.sink.counts();
       if (c.traces === 0) warnings.push('the OTLP sink received no trace export');
       if (c.metrics === 0) warnings.push('the OTLP sink received no metric export');
-      if (auditEvents < load.good) warnings.push(`${auditEvents} audit events for ${load.good} good responses`);
+      if (auditEvents < good) warnings.push(`${auditEvents} audit events for ${good} good responses`);
     }
-    const { json, sse } = load.bodies;
+    const json = sum((l) => l.bodies.json);
+    const sse = sum((l) => l.bodies.sse);
     return {
-      id,
-      label: LABELS[id],
+      id: r.id,
+      label: LABELS[r.id],
       status: 'measured',
-      rps: load.good / load.seconds,
-      good: load.good,
-      errors: load.errors + load.non2xx + load.bad2xx,
+      rps: good / seconds,
+      good,
+      errors: sum((l) => l.errors + l.non2xx + l.bad2xx),
       detail: {
-        connectionErrors: load.errors,
-        timeouts: load.timeouts,
-        non2xx: load.non2xx,
-        bad2xx: load.bad2xx,
-        statusCodes: load.statusCodes,
-        sampled: load.sampled,
-        sampleFailures: load.sampleFailures,
-        generatorRps: load.generatorRps,
-        contentType: session.contentType,
-        command: [launch.command, ...launch.args].join(' '),
+        connectionErrors: sum((l) => l.errors),
+        timeouts: sum((l) => l.timeouts),
+        non2xx: sum((l) => l.non2xx),
+        bad2xx: sum((l) => l.bad2xx),
+        statusCodes,
+        sampled,
+        sampleFailures,
+        generatorRps: sum((l) => l.generatorRps * l.seconds) / seconds,
+        contentType: r.session.contentType,
+        command: [r.launch.command, ...r.launch.args].join(' '),
+        ...(loads.length > 1 ? { windows: loads.map((l) => l.good / l.seconds) } : {}),
         ...obsDetail,
       },
-      seconds: load.seconds,
-      latencyMs: load.latency,
+      seconds,
+      latencyMs: typical.latency,
       answers: json > 0 && sse > 0 ? 'mixed' : sse > 0 ? 'sse' : 'json',
       ...(cpu === undefined ? {} : { cpu }),
       warnings,
     };
   } finally {
-    if (!stopped) {
-      const { clean } = await killGroup(group);
-      if (!clean) process.stderr.write(`  (${id} needed SIGKILL to stop)\n`);
+    await stopHttp(r);
+  }
+}
+
+async function measureHttp(id: HttpId, opts: Options, logDir: string): Promise<Measured> {
+  const r = await startHttp(id, opts, logDir);
+  try {
+    await warmUp(r.session, opts.connections, opts.warmup, opts.client).catch((err: unknown) => r.fail('warm-up', err));
+    const probe = startCpuProbe({ pgids: [r.group.pid] });
+    const load = await runLoad(r.session, { connections: opts.connections, seconds: opts.duration, firstId: 1, client: opts.client });
+    return await finishHttp(r, [load], probe.stop());
+  } finally {
+    await stopHttp(r);
+  }
+}
+
+/**
+ * thv and thv-obs measured together (`--paired`): both run for the whole round, and the measured time
+ * is cut into short windows that alternate between them (A B B A A B …), so that the machine's speed,
+ * which drifts by tens of percent within seconds on a shared VM, weighs on both alike. Each gets
+ * `duration` seconds in all. The idle one costs nothing but its timers.
+ */
+async function measurePaired(opts: Options, logDir: string, flip: boolean): Promise<[Measured, Measured]> {
+  const ids: [HttpId, HttpId] = flip ? ['thv-obs', 'thv'] : ['thv', 'thv-obs'];
+  const a = await startHttp(ids[0], opts, logDir);
+  let b: Running | undefined;
+  try {
+    b = await startHttp(ids[1], opts, logDir);
+    for (const r of [a, b]) await warmUp(r.session, opts.connections, opts.warmup, opts.client).catch((err: unknown) => r.fail('warm-up', err));
+    const windows = Math.max(2, Math.round(opts.duration / PAIRED_WINDOW_S));
+    const seconds = opts.duration / windows;
+    const loads = new Map<Running, LoadResult[]>([[a, []], [b, []]]);
+    const cpus = new Map<Running, CpuSplit[]>([[a, []], [b, []]]);
+    let nextId = 1;
+    for (let w = 0; w < windows; w++) {
+      // A B B A A B …: each contender goes first as often as second.
+      const pair = w % 2 === 0 ? [a, b] : [b, a];
+      for (const r of pair) {
+        const probe = startCpuProbe({ pgids: [r.group.pid] });
+        const load = await runLoad(r.session, { connections: opts.connections, seconds, firstId: nextId, client: opts.client });
+        nextId += load.good + load.bad2xx + load.non2xx + 1000;
+        const cpu = probe.stop();
+        loads.get(r)!.push(load);
+        if (cpu !== undefined) cpus.get(r)!.push(cpu);
+      }
     }
-    await obs?.sink.close();
+    const meanCpu = (list: CpuSplit[]): CpuSplit | undefined => {
+      if (list.length === 0) return undefined;
+      const avg = (f: (c: CpuSplit) => number): number => list.reduce((s, c) => s + f(c), 0) / list.length;
+      return { machine: avg((c) => c.machine), harness: avg((c) => c.harness), contender: avg((c) => c.contender), other: avg((c) => c.other), cores: list[0]!.cores };
+    };
+    const first = await finishHttp(a, loads.get(a)!, meanCpu(cpus.get(a)!));
+    const second = await finishHttp(b, loads.get(b)!, meanCpu(cpus.get(b)!));
+    return flip ? [second, first] : [first, second];
+  } finally {
+    await stopHttp(a);
+    if (b !== undefined) await stopHttp(b);
   }
 }
 
@@ -529,6 +625,18 @@ async function measure(id: ContenderId, opts: Options, logDir: string): Promise<
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     return { id, label: LABELS[id], status: err instanceof Unavailable ? 'unavailable' : 'failed', reason };
+  }
+}
+
+/** measurePaired with the same deadline and failure handling as measure(). */
+async function measurePairedOutcomes(opts: Options, logDir: string, flip: boolean): Promise<Outcome[]> {
+  const budget = 2 * (opts.warmup + opts.duration) * 1000 + 120_000;
+  try {
+    return await withTimeout(measurePaired(opts, logDir, flip), budget, 'paired thv / thv-obs measurement');
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    const status = err instanceof Unavailable ? 'unavailable' : 'failed';
+    return (['thv', 'thv-obs'] as const).map((id) => ({ id, label: LABELS[id], status, reason }));
   }
 }
 
@@ -629,7 +737,7 @@ function report(outcomes: Outcome[], rs: Ratio[], opts: Options): string {
   }
   const lines = [
     `stdio bridge throughput: server-everything echo, ${opts.connections} in flight, one session, ` +
-      `${opts.warmup}s warm-up + ${opts.duration}s measured per contender, median of ${opts.rounds} rounds, ` +
+      `${opts.warmup}s warm-up + ${opts.duration}s measured per contender${opts.paired ? ' (thv and thv-obs in alternating 1 s windows)' : ''}, median of ${opts.rounds} rounds, ` +
       `HTTP load from ${opts.client === 'lean' ? 'the lean client' : 'autocannon'} ` +
       `(node ${process.version}, ${os.cpus().length} CPUs, load average ${fmt(LOAD_AT_START, 2)} at start)`,
     '',
@@ -726,7 +834,17 @@ async function main(): Promise<number> {
   for (let round = 0; round < opts.rounds; round++) {
     const order = round % 2 === 0 ? opts.only : [...opts.only].reverse();
     const outcomes: Outcome[] = [];
+    const pairing = opts.paired && order.includes('thv') && order.includes('thv-obs');
     for (const id of order) {
+      if (pairing && isThv(id)) {
+        if (outcomes.some((o) => isThv(o.id))) continue;
+        process.stderr.write(`bench: round ${round + 1}/${opts.rounds}: thv and thv-obs, alternating windows ...\n`);
+        outcomes.push(...(await measurePairedOutcomes(opts, logDir, id === 'thv-obs')));
+        for (const o of outcomes.filter((x) => isThv(x.id))) {
+          process.stderr.write(o.status === 'measured' ? `bench:   ${o.id}: ${fmt(o.rps)} req/s\n` : `bench:   ${o.id}: ${o.status}: ${o.reason.split('\n')[0] ?? ''}\n`);
+        }
+        continue;
+      }
       process.stderr.write(`bench: round ${round + 1}/${opts.rounds}: ${LABELS[id]} ...\n`);
       const outcome = await measure(id, opts, logDir);
       process.stderr.write(

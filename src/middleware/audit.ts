@@ -3,8 +3,8 @@
  *
  * It sits before `auth`, so it sees every final status, 401 and 403 included. The event is written when
  * the response is done (or, for a GET that opens an event stream, once when the stream starts), from
- * what the inner stages left in the context: the parsed MCP call, the identity. Writing is queued (see
- * src/telemetry/audit-sink.ts); per request the stage costs a few wrapped calls and one JSON line.
+ * what the inner stages left in the context: the parsed MCP call, the identity. The stage queues the
+ * event's parts; the sink renders and writes them in batches (src/telemetry/audit-sink.ts).
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -15,8 +15,8 @@ import {
   auditSubjectsJson,
   dataValue,
   jsonRpcErrorOf,
-  renderAuditLine,
   targetType,
+  type AuditLineParts,
   type AuditOutcome,
 } from '../telemetry/audit-event.js';
 import { auditsType, type AuditSettings } from '../telemetry/audit-config.js';
@@ -67,8 +67,8 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
         done = true;
         capture?.release();
         try {
-          const line = buildLine(ctx, started, isStreamOpen, capture);
-          if (line !== undefined) sink.write(line);
+          const entry = buildEntry(ctx, started, isStreamOpen, capture);
+          if (entry !== undefined) sink.write(entry);
         } catch {
           // An audit event that cannot be built must never break the request.
         }
@@ -87,7 +87,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
     },
   };
 
-  function buildLine(ctx: ProxyContext, started: number, isStreamOpen: boolean, capture: ResponseCapture | undefined): string | undefined {
+  function buildEntry(ctx: ProxyContext, started: number, isStreamOpen: boolean, capture: ResponseCapture | undefined): AuditLineParts | undefined {
     const { req, res } = ctx;
     let method = ctx.mcp?.method;
     let resourceId = ctx.mcp?.resourceId;
@@ -128,7 +128,8 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
     }
     const duration = Math.floor(performance.now() - started);
     const delegation = auditDelegation(ctx.identity?.claims, settings.maxDelegationDepth);
-    return renderAuditLine({
+    return {
+      at: Date.now(),
       type,
       outcome,
       component: componentJson,
@@ -138,7 +139,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
       target: targetJson(ctx.path, isStreamOpen ? httpMethod : (method ?? httpMethod), isStreamOpen, method, isStreamOpen ? undefined : resourceId),
       extra: more === undefined ? `{"duration_ms":${duration},"transport":"${transport}"}` : JSON.stringify({ duration_ms: duration, transport, ...more }),
       data: data === undefined ? undefined : JSON.stringify(data),
-    });
+    };
   }
 
   /** `source` as JSON text; kept per address and user agent (a request id makes it one of a kind). */

@@ -9,6 +9,7 @@ import { close as closeCb, closeSync, constants, fstatSync, openSync, promises a
 import { promisify } from 'node:util';
 import { ErrorCodes, ThvError } from '../errors.js';
 import type { Logger } from '../logging.js';
+import { auditEntryText, type AuditEntry } from './audit-event.js';
 
 const writeFd = promisify(writeCb) as ((fd: number, data: string) => Promise<{ bytesWritten: number }>) &
   ((fd: number, data: Uint8Array) => Promise<{ bytesWritten: number }>);
@@ -16,13 +17,15 @@ const closeFd = promisify(closeCb);
 const OPEN_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
 
 export interface AuditSink {
-  /** Queues one line (without its newline). */
-  write(line: string): void;
+  /** Queues one event: its line (without the newline) or the parts of its line. */
+  write(entry: AuditEntry): void;
   /** Writes what is queued; resolves when it is on disk (or on stdout). */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
+/** What an unrendered event is counted as against MAX_QUEUED_BYTES (a typical line is 400–600 bytes). */
+const ENTRY_SIZE_ESTIMATE = 512;
 /** Above this many queued bytes new lines are dropped (and counted) instead of growing memory without bound. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** How long lines are collected before they are written. */
@@ -31,7 +34,7 @@ const BATCH_DELAY_MS = 20;
 const ROTATION_CHECK_MS = 1000;
 
 export class FileAuditSink implements AuditSink {
-  private queue: string[] = [];
+  private queue: AuditEntry[] = [];
   private queuedBytes = 0;
   private dropped = 0;
   private fd: number | undefined;
@@ -81,14 +84,14 @@ export class FileAuditSink implements AuditSink {
     }
   }
 
-  write(line: string): void {
+  write(entry: AuditEntry): void {
     if (this.closed) return;
     if (this.queuedBytes > MAX_QUEUED_BYTES) {
       this.dropped++;
       return;
     }
-    this.queue.push(line);
-    this.queuedBytes += line.length + 1;
+    this.queue.push(entry);
+    this.queuedBytes += typeof entry === 'string' ? entry.length + 1 : ENTRY_SIZE_ESTIMATE;
     if (this.writing === undefined) this.writing = this.drain();
   }
 
@@ -122,7 +125,7 @@ export class FileAuditSink implements AuditSink {
         }
         try {
           await this.ensureCurrent();
-          await this.writeAll(batch.join('\n') + '\n');
+          await this.writeAll(renderBatch(batch));
         } catch (err) {
           this.logger.error({ err: (err as Error).message, path: this.path }, 'failed to write audit events');
         }
@@ -164,11 +167,11 @@ export class FileAuditSink implements AuditSink {
 
 /** ToolHive's default: audit lines on stdout (for a detached workload that is the proxy's log file). */
 export class StdoutAuditSink implements AuditSink {
-  private queue: string[] = [];
+  private queue: AuditEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  write(line: string): void {
-    this.queue.push(line);
+  write(entry: AuditEntry): void {
+    this.queue.push(entry);
     this.timer ??= setTimeout(() => this.writeOut(), BATCH_DELAY_MS);
   }
 
@@ -176,7 +179,7 @@ export class StdoutAuditSink implements AuditSink {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.queue.length === 0) return;
-    const text = this.queue.join('\n') + '\n';
+    const text = renderBatch(this.queue);
     this.queue = [];
     process.stdout.write(text);
   }
@@ -192,6 +195,13 @@ export class StdoutAuditSink implements AuditSink {
   close(): Promise<void> {
     return this.flush();
   }
+}
+
+/** The lines of a batch, each with its newline. */
+function renderBatch(batch: readonly AuditEntry[]): string {
+  let text = '';
+  for (const entry of batch) text += auditEntryText(entry) + '\n';
+  return text;
 }
 
 export function openAuditSink(logFile: string | undefined, logger: Logger): AuditSink {
