@@ -57,17 +57,16 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
   return {
     name: AUDIT_STAGE,
     async handle(ctx, next) {
-      const started = performance.now();
       const { req, res } = ctx;
       const isStreamOpen = req.method === 'GET' && (firstHeader(req.headers.accept) ?? '').includes('text/event-stream');
       const capture = sniff || keepResponse ? new ResponseCapture(res, keepResponse ? settings.maxDataSize : 0) : undefined;
       let done = false;
-      const emit = (): void => {
+      const emit = (endedAt?: number): void => {
         if (done) return;
         done = true;
         capture?.release();
         try {
-          const entry = buildEntry(ctx, started, isStreamOpen, capture);
+          const entry = buildEntry(ctx, endedAt ?? performance.now(), isStreamOpen, capture);
           if (entry !== undefined) sink.write(entry);
         } catch {
           // An audit event that cannot be built must never break the request.
@@ -87,7 +86,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
     },
   };
 
-  function buildEntry(ctx: ProxyContext, started: number, isStreamOpen: boolean, capture: ResponseCapture | undefined): AuditLineParts | undefined {
+  function buildEntry(ctx: ProxyContext, endedAt: number, isStreamOpen: boolean, capture: ResponseCapture | undefined): AuditLineParts | undefined {
     const { req, res } = ctx;
     let method = ctx.mcp?.method;
     let resourceId = ctx.mcp?.resourceId;
@@ -126,7 +125,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
       }
       if (data.request === undefined && data.response === undefined) data = undefined;
     }
-    const duration = Math.floor(performance.now() - started);
+    const duration = Math.floor(endedAt - ctx.startedAt);
     const delegation = auditDelegation(ctx.identity?.claims, settings.maxDelegationDepth);
     return {
       at: Date.now(),

@@ -114,7 +114,6 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
     name: TELEMETRY_STAGE,
     async handle(ctx, next) {
       const { req, res } = ctx;
-      const started = performance.now();
       const httpMethod = req.method ?? 'GET';
       const isSseOpen = httpMethod === 'GET' && ctx.path.endsWith('/sse');
       const mcp = ctx.mcp;
@@ -146,10 +145,10 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
       const active = isSseOpen ? activeSse : activeReq;
       if (active !== undefined) active.value++;
       let done = false;
-      const finish = (): void => {
+      const finish = (endedAt: number): void => {
         if (done) return;
         done = true;
-        const seconds = (performance.now() - started) / 1000;
+        const seconds = (endedAt - ctx.startedAt) / 1000;
         const status = res.statusCode;
         if (instruments !== undefined) {
           active!.value--;

@@ -31,6 +31,8 @@ export interface ProxyContext {
   readonly path: string;
   /** Raw query string without '?', or ''. */
   readonly query: string;
+  /** `performance.now()` when the request reached the chain; the stages that time requests share it. */
+  readonly startedAt: number;
   /** The request body (POST), read once by the body-limit stage. */
   body: Buffer | undefined;
   /** The JSON-RPC message of a POST body, set by the mcp-parse stage. */

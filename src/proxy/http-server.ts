@@ -102,6 +102,7 @@ export class ProxyServer {
       res,
       path,
       query,
+      startedAt: performance.now(),
       body: undefined,
       message: undefined,
       mcp: undefined,

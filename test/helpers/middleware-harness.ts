@@ -125,6 +125,7 @@ export async function startHarness(
         messageChanged: false,
         identity: undefined,
         responseTransforms: [],
+        startedAt: performance.now(),
         locals: new Map(),
       };
       const terminal = async (): Promise<void> => {

@@ -308,6 +308,7 @@ describe('toolFilter: the transform itself', () => {
     const ctx = {
       mcp: { kind: 'request', method: 'tools/list' },
       responseTransforms: [] as Array<(m: JsonRpcMessage) => JsonRpcMessage>,
+      startedAt: performance.now(),
     };
     await stage.handle(ctx as never, async () => {});
     assert.equal(ctx.responseTransforms.length, 1);
