@@ -111,6 +111,8 @@ interface Options {
   client: LoadClient;
   /** thv and thv-obs measured in alternating windows within each round (see measurePaired). */
   paired: boolean;
+  /** What thv-obs adds to thv: both (default), or only the audit log or only OpenTelemetry. */
+  obs: ObsPart;
 }
 
 const USAGE = `usage: node --import tsx bench/bridge.ts [options]
@@ -130,6 +132,8 @@ const USAGE = `usage: node --import tsx bench/bridge.ts [options]
                        --thv "node --import tsx src/cli/main.ts"
   --paired             measure thv and thv-obs in the same round, both running, in alternating 1 s
                        windows (${'`'}--duration${'`'} seconds each in all): the machine's drift weighs on both alike
+  --obs <part>         what thv-obs adds: both (default), audit or otel (to see what each costs;
+                       the 0.80 target is for both)
   --thv-args <flags>   extra flags for \`thv run\` (both thv and thv-obs), split on spaces; e.g.
                        --thv-args="--authz-config policies.json"
   thv-obs is \`thv run\` with --enable-audit (log file in the run's temp dir), OTLP/HTTP export of
@@ -170,6 +174,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       'thv-args': { type: 'string' },
       client: { type: 'string' },
       paired: { type: 'boolean', default: false },
+      obs: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -191,7 +196,13 @@ function parseOptions(argv: string[]): Options | 'help' {
     thvArgs: (values['thv-args'] ?? '').split(/\s+/).filter((s) => s !== ''),
     client: loadClient(values.client),
     paired: values.paired === true,
+    obs: obsPart(values.obs),
   };
+}
+
+function obsPart(value: string | undefined): ObsPart {
+  if (value === undefined || value === 'both' || value === 'audit' || value === 'otel') return value ?? 'both';
+  throw new Error(`--obs: expected both, audit or otel, got "${value}"`);
 }
 
 function loadClient(value: string | undefined): LoadClient {
@@ -340,12 +351,10 @@ interface ObsSetup {
   sink: OtlpSink;
 }
 
-/** The telemetry + audit flags of thv-obs. */
-function obsArgs(obs: ObsSetup): string[] {
-  return [
-    '--enable-audit',
-    '--audit-config',
-    obs.auditConfig,
+/** The telemetry + audit flags of thv-obs (`--obs` picks one of the two, to see what each costs). */
+function obsArgs(obs: ObsSetup, which: ObsPart): string[] {
+  const audit = ['--enable-audit', '--audit-config', obs.auditConfig];
+  const otel = [
     '--otel-endpoint',
     obs.sink.url,
     '--otel-insecure',
@@ -354,7 +363,10 @@ function obsArgs(obs: ObsSetup): string[] {
     '--otel-tracing-enabled',
     '--otel-metrics-enabled',
   ];
+  return which === 'audit' ? audit : which === 'otel' ? otel : [...audit, ...otel];
 }
+
+type ObsPart = 'both' | 'audit' | 'otel';
 
 function launchFor(id: HttpId, port: number, opts: Options, obs?: ObsSetup): Launch {
   switch (id) {
@@ -408,7 +420,7 @@ function launchFor(id: HttpId, port: number, opts: Options, obs?: ObsSetup): Lau
           'stdio',
           '--proxy-port',
           String(port),
-          ...(id === 'thv-obs' && obs !== undefined ? obsArgs(obs) : []),
+          ...(id === 'thv-obs' && obs !== undefined ? obsArgs(obs, opts.obs) : []),
           ...opts.thvArgs,
           SERVER_BIN,
         ],

@@ -36,6 +36,11 @@ export interface AuditStageOptions {
   sseTransport: boolean;
   /** `--trust-proxy-headers`: take the source address from X-Forwarded-For / X-Real-IP. */
   trustProxyHeaders: boolean;
+  /**
+   * Every 2xx answer of a JSON-RPC request is sent whole by our own code and left in `ctx.answerJson`
+   * (the stdio bridge): application errors are read there instead of from wrapped writes.
+   */
+  answersReported?: boolean;
 }
 
 /** How much of an answer is read to recognise a JSON-RPC error (ToolHive's limit). */
@@ -47,6 +52,7 @@ const REFUSED_BODY_PEEK = 64 * 1024;
 
 export function audit(options: AuditStageOptions): NamedMiddleware {
   const { settings, sink, sseTransport, trustProxyHeaders } = options;
+  const watchWrites = settings.includeResponseData || (settings.detectApplicationErrors && options.answersReported !== true);
   const component = settings.component ?? (options.serverName || 'toolhive-api');
   const transport = sseTransport ? 'sse' : 'http';
   const sniff = settings.detectApplicationErrors;
@@ -59,7 +65,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
     async handle(ctx, next) {
       const { req, res } = ctx;
       const isStreamOpen = req.method === 'GET' && (firstHeader(req.headers.accept) ?? '').includes('text/event-stream');
-      const capture = sniff || keepResponse ? new ResponseCapture(res, keepResponse ? settings.maxDataSize : 0) : undefined;
+      const capture = watchWrites ? new ResponseCapture(res, keepResponse ? settings.maxDataSize : 0) : undefined;
       let done = false;
       const emit = (endedAt?: number): void => {
         if (done) return;
@@ -104,8 +110,9 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
     const ua = firstHeader(req.headers['user-agent']);
     // metadata.extra beyond duration_ms and transport, in the order ToolHive writes them.
     let more: Record<string, unknown> | undefined;
-    if (outcome === 'success' && sniff && capture?.head !== undefined) {
-      const err = jsonRpcErrorOf(capture.head);
+    const head = capture?.head ?? answerHead(ctx.answerJson);
+    if (outcome === 'success' && sniff && head !== undefined) {
+      const err = jsonRpcErrorOf(head);
       if (err !== undefined) {
         outcome = 'application_error';
         more = { jsonrpc_error_code: err.code, jsonrpc_error_message: err.message };
@@ -190,6 +197,14 @@ function sourceAddress(ctx: ProxyContext, trustProxyHeaders: boolean): string {
   }
   const remote = ctx.req.socket.remoteAddress ?? '';
   return remote.startsWith('::ffff:') ? remote.slice(7) : remote;
+}
+
+/** What ResponseCapture would have seen of an answer sent whole: its first ERROR_SNIFF_BYTES bytes. */
+function answerHead(json: string | undefined): string | undefined {
+  if (json === undefined || json.length <= ERROR_SNIFF_BYTES / 4) return json;
+  // Most answers are results: cut (which copies) only when an error member can be there.
+  if (!json.includes('"error"')) return json.slice(0, ERROR_SNIFF_BYTES);
+  return Buffer.from(json).subarray(0, ERROR_SNIFF_BYTES).toString('utf8');
 }
 
 function peekCall(body: Buffer): { method?: string; resourceId?: string } {

@@ -146,6 +146,7 @@ function rejectCall(ctx: ProxyContext, status: number, id: JsonRpcId | null | un
   // Member order as ToolHive writes it: jsonrpc, error, id. A missing id (a tools/call notification)
   // is written as null.
   const body = `{"jsonrpc":"2.0","error":{"code":${JSONRPC_INVALID_PARAMS},"message":${JSON.stringify(message)}},"id":${JSON.stringify(id ?? null)}}`;
+  ctx.answerJson = body;
   sendRawJson(ctx.res, status, body);
 }
 

@@ -45,6 +45,11 @@ export interface ProxyContext {
   messageChanged: boolean;
   identity: Identity | undefined;
   /**
+   * The JSON body of the answer when it was sent whole in one piece, set by whoever sent it (the stdio
+   * bridge, the tool filter): stages that look at the answer read it here instead of watching writes.
+   */
+  answerJson: string | undefined;
+  /**
    * Applied to each server message answering this request. They run in reverse order of registration:
    * the innermost stage first, as a response travels back out through the chain.
    */

@@ -108,6 +108,7 @@ export class ProxyServer {
       mcp: undefined,
       messageChanged: false,
       identity: undefined,
+      answerJson: undefined,
       responseTransforms: [],
       locals: new Map(),
     };

@@ -99,6 +99,7 @@ export function buildStages(
     transport: s.transport,
     sseTransport: s.transport === 'sse' || (s.transport === 'stdio' && s.proxyMode === 'sse'),
     trustProxyHeaders: s.trustProxyHeaders,
+    answersReported: s.transport === 'stdio' && s.proxyMode !== 'sse',
     logger: s.logger,
   });
   // Outside auth, so that 401 and 403 are audited too.

@@ -33,6 +33,8 @@ export interface ObservabilitySettings extends ObservabilityBlocks {
   /** Legacy SSE towards clients (stdio with --proxy-mode sse, or an sse server). */
   sseTransport: boolean;
   trustProxyHeaders: boolean;
+  /** The stdio bridge over Streamable HTTP: it reports the answers it sends (see AuditStageOptions). */
+  answersReported?: boolean;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
 }
@@ -57,7 +59,7 @@ export function buildObservability(s: ObservabilitySettings): Observability {
   if (auditSettings?.enabled) {
     const sink = openAuditSink(auditSettings.logFile, s.logger);
     closers.push(() => sink.close());
-    auditStage = audit({ settings: auditSettings, sink, serverName: s.name, sseTransport: s.sseTransport, trustProxyHeaders: s.trustProxyHeaders });
+    auditStage = audit({ settings: auditSettings, sink, serverName: s.name, sseTransport: s.sseTransport, trustProxyHeaders: s.trustProxyHeaders, answersReported: s.answersReported });
   }
 
   let webhooks: NamedMiddleware[] = [];

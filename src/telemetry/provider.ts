@@ -10,7 +10,6 @@ import { ValueType, type Attributes, type HrTime, type ObservableResult, type Tr
 import { millisToHrTime } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AggregationTemporality,
@@ -26,6 +25,7 @@ import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRat
 import type { TelemetryConfigJson } from '../config/run-config.js';
 import type { Logger } from '../logging.js';
 import { VERSION } from '../version.js';
+import { WorkerSpanExporter } from './worker-span-exporter.js';
 
 /** ToolHive's instrumentation scope, so that dashboards built for it match. */
 export const INSTRUMENTATION_SCOPE = 'github.com/stacklok/toolhive/pkg/telemetry';
@@ -217,7 +217,8 @@ export function startTelemetry(
     tracerProvider = new BasicTracerProvider({
       resource,
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(rate) }),
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl(endpoint, insecure, 'traces'), headers }))],
+      // Encoding and sending happen on a worker thread (see WorkerSpanExporter).
+      spanProcessors: [new BatchSpanProcessor(new WorkerSpanExporter({ url: otlpUrl(endpoint, insecure, 'traces'), headers, logger }))],
     });
   }
 

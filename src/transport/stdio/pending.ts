@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { MessageTransform } from '../../middleware/types.js';
+import type { MessageTransform, ProxyContext } from '../../middleware/types.js';
 import type { JsonRpcId, JsonRpcMessage } from '../jsonrpc.js';
 import type { SseWriter } from '../sse-writer.js';
 import type { Session } from './session.js';
@@ -22,6 +22,8 @@ export interface Pending {
   /** Extra headers for the first response bytes (a new Mcp-Session-Id). */
   headers: Record<string, string> | undefined;
   transforms: readonly MessageTransform[];
+  /** The request's context while its POST waits (Streamable HTTP): told the answer's JSON when sent whole. */
+  ctx: ProxyContext | undefined;
   /** Progress token key as the server sees it, when the request asked for progress. */
   progressKey: string | undefined;
   clientProgressToken: JsonRpcId | undefined;

@@ -143,7 +143,7 @@ export class ServerLink {
     const id = `thv-${this.nextId++}`;
     const p: Pending = {
       upstreamKey: idKey(id), clientId: id, idRewritten: false, session: undefined, res: undefined,
-      acceptJson: true, acceptSse: false, sse: undefined, headers: undefined, transforms: [],
+      acceptJson: true, acceptSse: false, sse: undefined, headers: undefined, transforms: [], ctx: undefined,
       progressKey: undefined, clientProgressToken: undefined, deadline: 0,
       onAnswer, done: false,
     };
@@ -279,6 +279,7 @@ export class ServerLink {
       p.sse.message(json);
       p.sse.end();
     } else if (p.acceptJson || !p.acceptSse || status !== 200) {
+      if (p.ctx !== undefined) p.ctx.answerJson = json;
       sendRawJson(res, status, json, p.headers);
     } else {
       const sse = new SseWriter(res, p.headers);

@@ -165,6 +165,7 @@ export function forward(
     sse: undefined,
     headers: newSessionHeaders,
     transforms: ctx.responseTransforms,
+    ctx: streamable ? ctx : undefined,
     progressKey: undefined,
     clientProgressToken: undefined,
     deadline: 0,
@@ -224,6 +225,7 @@ function answeredLocally(
       sendText(ctx.res, 202, 'Accepted');
       session.deliverToStream(json);
     } else {
+      ctx.answerJson = json;
       sendRawJson(ctx.res, 200, json, headers);
     }
   };
