@@ -126,6 +126,7 @@ export async function startHarness(
         identity: undefined,
         responseTransforms: [],
         startedAt: performance.now(),
+        answerJson: undefined,
         locals: new Map(),
       };
       const terminal = async (): Promise<void> => {

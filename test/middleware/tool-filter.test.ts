@@ -309,6 +309,7 @@ describe('toolFilter: the transform itself', () => {
       mcp: { kind: 'request', method: 'tools/list' },
       responseTransforms: [] as Array<(m: JsonRpcMessage) => JsonRpcMessage>,
       startedAt: performance.now(),
+      answerJson: undefined,
     };
     await stage.handle(ctx as never, async () => {});
     assert.equal(ctx.responseTransforms.length, 1);
