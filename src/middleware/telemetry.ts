@@ -18,7 +18,7 @@ import {
   type TextMapGetter,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { CounterSeries, HistogramSeries, Telemetry, TelemetryInstruments } from '../telemetry/provider.js';
+import { CALLER_SAMPLED_ROOT, type CounterSeries, type HistogramSeries, type Telemetry, type TelemetryInstruments } from '../telemetry/provider.js';
 import { formatToolArguments } from '../telemetry/span-attributes.js';
 import { firstHeader } from '../transport/http-util.js';
 import { onResponseDone } from './response-done.js';
@@ -123,7 +123,8 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
       // A stdio server gets no trace context, so a request without one that the root sampler would drop
       // needs no span at all: the same decision (ratio of root traces) without the SDK's ids and objects.
       if (tracer !== undefined && (incoming !== undefined || !isStdio || Math.random() < sampleRate)) {
-        const parent = incoming ?? otelContext.active();
+        // A stdio root got here only because it was sampled just now: the SDK must not sample it again.
+        const parent = incoming ?? (isStdio ? CALLER_SAMPLED_ROOT : otelContext.active());
         const name = isSseOpen
           ? 'sse.connection_established'
           : mcp?.method !== undefined

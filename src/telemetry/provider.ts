@@ -6,7 +6,16 @@
  * providers it is given, so two proxies in one process (tests) do not share state.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ValueType, type Attributes, type HrTime, type ObservableResult, type Tracer } from '@opentelemetry/api';
+import {
+  createContextKey,
+  ROOT_CONTEXT,
+  ValueType,
+  type Attributes,
+  type Context,
+  type HrTime,
+  type ObservableResult,
+  type Tracer,
+} from '@opentelemetry/api';
 import { millisToHrTime } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
@@ -21,7 +30,15 @@ import {
   type MetricProducer,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  SamplingDecision,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+  type SamplingResult,
+} from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfigJson } from '../config/run-config.js';
 import type { Logger } from '../logging.js';
 import { VERSION } from '../version.js';
@@ -98,6 +115,29 @@ export class HistogramSeries {
     this.count++;
     if (value < this.min) this.min = value;
     if (value > this.max) this.max = value;
+  }
+}
+
+const SAMPLED_BY_CALLER = createContextKey('thv: root span already sampled by the caller');
+
+/**
+ * The parent context of a root span whose sampling the caller already decided, at the configured ratio
+ * (the telemetry stage does so in front of stdio servers, to skip the SDK for requests it drops). The
+ * root sampler records such a span instead of applying the ratio a second time.
+ */
+export const CALLER_SAMPLED_ROOT: Context = ROOT_CONTEXT.setValue(SAMPLED_BY_CALLER, true);
+
+/** The root sampler: the trace-id ratio, except for roots the caller has sampled already. */
+class CallerDecidedSampler implements Sampler {
+  constructor(private readonly ratio: Sampler) {}
+
+  shouldSample(context: Context, ...rest: Parameters<Sampler['shouldSample']> extends [Context, ...infer R] ? R : never): SamplingResult {
+    if (context.getValue(SAMPLED_BY_CALLER) === true) return { decision: SamplingDecision.RECORD_AND_SAMPLED };
+    return this.ratio.shouldSample(context, ...rest);
+  }
+
+  toString(): string {
+    return `CallerDecided{${this.ratio.toString()}}`;
   }
 }
 
@@ -216,7 +256,7 @@ export function startTelemetry(
   if (endpoint !== undefined && config.tracingEnabled !== false) {
     tracerProvider = new BasicTracerProvider({
       resource,
-      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(rate) }),
+      sampler: new ParentBasedSampler({ root: new CallerDecidedSampler(new TraceIdRatioBasedSampler(rate)) }),
       // Encoding and sending happen on a worker thread (see WorkerSpanExporter).
       spanProcessors: [new BatchSpanProcessor(new WorkerSpanExporter({ url: otlpUrl(endpoint, insecure, 'traces'), headers, logger }))],
     });
