@@ -41,6 +41,26 @@ describe('span sampling in front of a stdio server', () => {
     assert.equal(await thv.stop(), 0);
     const sampled = receiver.spans.filter((s) => s.name === 'tools/call echo').length;
     assert.ok(sampled >= 140 && sampled <= 260, `${sampled} of ${calls} calls were exported at rate 0.25`);
-    for (const s of receiver.spans) assert.equal(s.parentSpanId ?? '', '', 'stdio roots have no parent');
+    const ids = new Set<string>();
+    for (const s of receiver.spans) {
+      // What a stdio root span carries (recorded by the stage, exported by OpenTelemetry's exporter).
+      assert.equal(s.parentSpanId ?? '', '', 'stdio roots have no parent');
+      assert.match(s.traceId, /^[0-9a-f]{32}$/);
+      assert.match(s.spanId, /^[0-9a-f]{16}$/);
+      ids.add(s.traceId);
+      assert.equal(s.kind, 'SPAN_KIND_SERVER');
+      assert.equal(s.status?.code, 'STATUS_CODE_OK');
+      assert.equal(s.scope, 'github.com/stacklok/toolhive/pkg/telemetry');
+      assert.equal(s.resource['service.name'], 'thv-sampled');
+      assert.equal(s.attributes['network.transport'], 'pipe');
+      // initialize and notifications/initialized may be sampled too.
+      if (s.name !== 'tools/call echo') continue;
+      assert.equal(s.attributes['mcp.method.name'], 'tools/call');
+      assert.equal(s.attributes['gen_ai.tool.name'], 'echo');
+      assert.equal(s.attributes['mcp.tool.name'], 'echo', 'legacy names by default');
+      assert.equal(s.attributes['http.response.status_code'], 200);
+      assert.equal(s.attributes['mcp.session.id'], sid);
+    }
+    assert.equal(ids.size, receiver.spans.length, 'every root has its own trace id');
   });
 });
