@@ -110,8 +110,8 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
     const ua = firstHeader(req.headers['user-agent']);
     // metadata.extra beyond duration_ms and transport, in the order ToolHive writes them.
     let more: Record<string, unknown> | undefined;
-    const head = capture?.head ?? answerHead(ctx.answerJson);
-    if (outcome === 'success' && sniff && head !== undefined) {
+    const head = outcome === 'success' && sniff ? (capture?.head ?? answerHead(ctx.answerJson)) : undefined;
+    if (head !== undefined) {
       const err = jsonRpcErrorOf(head);
       if (err !== undefined) {
         outcome = 'application_error';
@@ -202,9 +202,9 @@ function sourceAddress(ctx: ProxyContext, trustProxyHeaders: boolean): string {
 /** What ResponseCapture would have seen of an answer sent whole: its first ERROR_SNIFF_BYTES bytes. */
 function answerHead(json: string | undefined): string | undefined {
   if (json === undefined || json.length <= ERROR_SNIFF_BYTES / 4) return json;
-  // Most answers are results: cut (which copies) only when an error member can be there.
-  if (!json.includes('"error"')) return json.slice(0, ERROR_SNIFF_BYTES);
-  return Buffer.from(json).subarray(0, ERROR_SNIFF_BYTES).toString('utf8');
+  const head = json.slice(0, ERROR_SNIFF_BYTES);
+  // Beyond ASCII the first 512 characters are more than 512 bytes: cut where the bytes end.
+  return Buffer.byteLength(head) <= ERROR_SNIFF_BYTES ? head : Buffer.from(head).subarray(0, ERROR_SNIFF_BYTES).toString('utf8');
 }
 
 function peekCall(body: Buffer): { method?: string; resourceId?: string } {

@@ -82,10 +82,6 @@ export class LocalCounter {
     return t;
   }
 
-  add(key: string, attributes: Attributes, delta = 1): void {
-    this.series(key, attributes).value += delta;
-  }
-
   observe(result: ObservableResult): void {
     for (const t of this.totals.values()) result.observe(t.value, t.attributes);
   }
@@ -168,10 +164,6 @@ export class LocalHistogram {
       this.byKey.set(key, s);
     }
     return s;
-  }
-
-  record(key: string, attributes: Attributes, value: number): void {
-    this.series(key, attributes).record(value);
   }
 
   data(end: HrTime): HistogramMetricData | undefined {
