@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { ensureEngine, nodeBaseImage, removeWorkloadResources, testWorkloadName, workloadResources } from '../helpers/docker.js';
+import { EXTERNAL_NETWORK, ensureNetwork, removeNetwork } from '../../src/runtime/docker/isolation.js';
 import { runThv, startThv, type RunningThv } from '../helpers/thv.js';
 import { callTool, waitFor } from '../workloads/helpers.js';
 
@@ -24,14 +25,14 @@ async function startTarget(docker: Docker, image: string, name: string): Promise
   await docker.getContainer(name).remove({ force: true }).catch(() => {});
   // Labelled toolhive=true: thv removes `toolhive-external` with the last toolhive container, and another
   // test file's workload may end meanwhile; the network is (re)created here when that happened.
-  await docker.createNetwork({ Name: 'toolhive-external', Driver: 'bridge', CheckDuplicate: true, Labels: { toolhive: 'true', 'toolhive-name': 'toolhive-external' } }).catch(() => {});
+  const network = await ensureNetwork(docker, EXTERNAL_NETWORK, false);
   const c = await docker.createContainer({
     name,
     Image: image,
     Cmd: ['node', '-e', TARGET_SERVER],
     User: '65534:65534',
     Labels: { toolhive: 'true', 'toolhive-name': name, 'toolhive-basename': name },
-    HostConfig: { NetworkMode: 'toolhive-external', AutoRemove: true, CapDrop: ['ALL'] },
+    HostConfig: { NetworkMode: network, AutoRemove: true, CapDrop: ['ALL'] },
   });
   await c.start();
 }
@@ -84,7 +85,7 @@ describe('network isolation with an egress allow list', () => {
     for (const c of [allowed, other]) await docker.getContainer(c).remove({ force: true }).catch(() => {});
     await removeWorkloadResources(docker, name);
     // Made for the targets; thv removes it with its last container, the targets are not thv's. In use → kept.
-    await docker.getNetwork('toolhive-external').remove().catch(() => {});
+    await removeNetwork(docker, EXTERNAL_NETWORK);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

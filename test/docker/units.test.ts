@@ -179,3 +179,54 @@ describe('the shared external network, removed by another thv at the wrong momen
     }
   });
 });
+
+describe('same-named networks (the engine does not make network creation atomic)', () => {
+  it('callers settle on the oldest twin, unattached twins are removed, removal takes them all, racing starts all succeed', async () => {
+    const { ensureNetwork, onSharedNetwork, removeNetwork } = await import('../../src/runtime/docker/isolation.js');
+    const { nodeBaseImage } = await import('../helpers/docker.js');
+    const docker = await ensureEngine();
+    const image = await nodeBaseImage();
+    const name = `thvt-twins-${process.pid}`;
+    // API 1.41 still honours CheckDuplicate=false: the twins two racing creations can leave behind.
+    const create = async (): Promise<string> => (await docker.createNetwork({ Name: name, CheckDuplicate: false })).id;
+    try {
+      const oldest = await create();
+      const twin = await create();
+      assert.notEqual(oldest, twin);
+      await assert.rejects(docker.getNetwork(name).inspect(), /ambiguous|2 matches/i, 'the engine cannot resolve the name');
+      const ids = await Promise.all([1, 2, 3, 4].map(() => ensureNetwork(docker, name, false)));
+      assert.deepEqual(new Set(ids), new Set([oldest]));
+      const left = (await docker.listNetworks({ filters: { name: [name] } })).filter((n) => n.Name === name).map((n) => n.Id);
+      assert.deepEqual(left, [oldest]);
+
+      await create();
+      await removeNetwork(docker, name);
+      assert.equal((await docker.listNetworks({ filters: { name: [name] } })).filter((n) => n.Name === name).length, 0);
+
+      // Racing first creations can leave twins, and a caller may get a twin another removes: its
+      // container start then fails with 404 and is retried, so every racing start succeeds.
+      const racers = [1, 2, 3, 4].map((i) => `${name}-c${i}`);
+      try {
+        const started = await Promise.all(
+          racers.map((cname) =>
+            onSharedNetwork(
+              docker,
+              async (id) => {
+                await docker.getContainer(cname).remove({ force: true }).catch(() => undefined);
+                const c = await docker.createContainer({ name: cname, Image: image, Cmd: ['sleep', '30'], HostConfig: { NetworkMode: id } });
+                await c.start();
+                return c;
+              },
+              name,
+            ),
+          ),
+        );
+        for (const c of started) assert.equal((await c.inspect()).State.Running, true);
+      } finally {
+        for (const cname of racers) await docker.getContainer(cname).remove({ force: true }).catch(() => undefined);
+      }
+    } finally {
+      await removeNetwork(docker, name);
+    }
+  });
+});

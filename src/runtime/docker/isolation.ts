@@ -58,34 +58,66 @@ async function removeContainer(docker: Docker, name: string): Promise<void> {
   }
 }
 
-async function ensureNetwork(docker: Docker, name: string, internal: boolean): Promise<void> {
-  try {
-    await docker.getNetwork(name).inspect();
-    return;
-  } catch (err) {
-    if (statusOf(err) !== 404) throw err;
-  }
-  try {
-    await docker.createNetwork({ Name: name, Driver: 'bridge', Internal: internal, CheckDuplicate: true, Labels: { toolhive: 'true', 'toolhive-name': name } });
-  } catch (err) {
-    if (statusOf(err) !== 409) throw err; // created meanwhile by another workload
-  }
+/** The networks called exactly `name` (the engine's name filter matches substrings), oldest first. */
+async function networksNamed(docker: Docker, name: string): Promise<Docker.NetworkInspectInfo[]> {
+  const all = await docker.listNetworks({ filters: { name: [name] } });
+  return all
+    .filter((n) => n.Name === name)
+    .sort((a, b) => (a.Created < b.Created ? -1 : a.Created > b.Created ? 1 : a.Id < b.Id ? -1 : 1));
 }
 
 /**
- * Runs `fn`, which puts a sidecar on the shared external network, after making sure the network exists.
- * Another thv removing the network as its last workload goes away can do so between that check and
- * the sidecar's start (seen with workloads starting and stopping at once): the network is then made
- * again and `fn` tried again, at most three times.
+ * Makes sure one network called `name` exists and returns its id. The engine's duplicate-name check is
+ * not atomic: two thv processes creating `toolhive-external` at the same moment can both succeed, and
+ * the engine then refuses every use of the name as ambiguous (by id too). Callers settle on one twin,
+ * the same for all: one that containers are attached to (at most one can be, since no attach succeeds
+ * while twins exist), else the oldest; the others are removed, so later uses succeed again.
  */
-export async function onSharedNetwork<T>(docker: Docker, fn: () => Promise<T>, network = EXTERNAL_NETWORK): Promise<T> {
+export async function ensureNetwork(docker: Docker, name: string, internal: boolean): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    await ensureNetwork(docker, network, false);
+    const found = await networksNamed(docker, name);
+    if (found.length === 1) return found[0]!.Id;
+    if (found.length > 1) return settleTwins(docker, found);
     try {
-      return await fn();
+      await docker.createNetwork({ Name: name, Driver: 'bridge', Internal: internal, CheckDuplicate: true, Labels: { toolhive: 'true', 'toolhive-name': name } });
     } catch (err) {
-      const missing = new RegExp(`network ${network} not found`, 'i').test(String((err as Error)?.message ?? err));
-      if (!missing || attempt >= 3) throw err;
+      // 409: created meanwhile by another workload; listed on the next turn.
+      if (statusOf(err) !== 409 || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function settleTwins(docker: Docker, twins: Docker.NetworkInspectInfo[]): Promise<string> {
+  const inUse = await Promise.all(
+    twins.map(async (n) => {
+      try {
+        return Object.keys((await docker.getNetwork(n.Id).inspect()).Containers ?? {}).length > 0;
+      } catch {
+        return false; // removed meanwhile
+      }
+    }),
+  );
+  const keep = twins[inUse.indexOf(true)] ?? twins[0]!;
+  for (const n of twins) if (n !== keep) await removeNetworkById(docker, n.Id);
+  return keep.Id;
+}
+
+/**
+ * Runs `fn(networkId)`, which puts a sidecar on the shared external network, after making sure the
+ * network exists. Another thv removing the network as its last workload goes away can do so between
+ * that check and the sidecar's start (seen with workloads starting and stopping at once), and a racing
+ * creation can leave twins (see ensureNetwork): the network is then made or settled again and `fn`
+ * tried again, at most four times.
+ */
+export async function onSharedNetwork<T>(docker: Docker, fn: (networkId: string) => Promise<T>, network = EXTERNAL_NETWORK): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const id = await ensureNetwork(docker, network, false);
+    try {
+      return await fn(id);
+    } catch (err) {
+      // Removed meanwhile (not found), or twins made by a racing creation (ambiguous): settled on the next turn.
+      const retry = /network \S+ (?:not found|is ambiguous)/i.test(String((err as Error)?.message ?? err)) || statusOf(err) === 404;
+      if (!retry || attempt >= 4) throw err;
     }
   }
 }
@@ -163,6 +195,8 @@ export class Isolation {
   readonly internalNetwork: string;
   readonly egressName: string;
   readonly ingressName: string;
+  /** Set by `setup`; containers attach by id, names can be ambiguous (see ensureNetwork). */
+  internalNetworkId: string | undefined;
 
   constructor(
     private readonly docker: Docker,
@@ -178,29 +212,29 @@ export class Isolation {
   /** Networks and the egress proxy; returns the environment that points the server at the proxy. */
   async setup(): Promise<Record<string, string>> {
     const image = await ensureHelperImage(this.docker, this.logger);
-    await ensureNetwork(this.docker, EXTERNAL_NETWORK, false);
-    await ensureNetwork(this.docker, this.internalNetwork, true);
+    this.internalNetworkId = await ensureNetwork(this.docker, this.internalNetwork, true);
     const gateways = new Set<string>(['172.17.0.1']);
-    for (const n of [EXTERNAL_NETWORK, 'bridge']) {
-      try {
-        for (const c of (await this.docker.getNetwork(n).inspect()).IPAM?.Config ?? []) if (c.Gateway) gateways.add(c.Gateway);
-      } catch {
-        // no such network
-      }
+    try {
+      for (const c of (await this.docker.getNetwork('bridge').inspect()).IPAM?.Config ?? []) if (c.Gateway) gateways.add(c.Gateway);
+    } catch {
+      // no default bridge on this engine
     }
-    const policy = egressPolicy(this.config.permission_profile, this.config.allow_docker_gateway ?? false, [...gateways]);
-    const egress = await onSharedNetwork(this.docker, async () => {
+    const { egress, policy } = await onSharedNetwork(this.docker, async (externalNetworkId) => {
+      // The gateway of the network the sidecar sits on; a 404 here (removed meanwhile) is retried.
+      const external = new Set(gateways);
+      for (const c of (await this.docker.getNetwork(externalNetworkId).inspect()).IPAM?.Config ?? []) if (c.Gateway) external.add(c.Gateway);
+      const policy = egressPolicy(this.config.permission_profile, this.config.allow_docker_gateway ?? false, [...external]);
       await removeContainer(this.docker, this.egressName); // left over from a proxy that was killed (or a failed try)
       const c = await this.docker.createContainer({
         name: this.egressName,
         Image: image,
         Env: [`THV_EGRESS_POLICY=${JSON.stringify(policy)}`],
         Labels: sidecarLabels(this.egressName),
-        HostConfig: { NetworkMode: EXTERNAL_NETWORK, ...LEAST_PRIVILEGE },
+        HostConfig: { NetworkMode: externalNetworkId, ...LEAST_PRIVILEGE },
       });
-      await this.docker.getNetwork(this.internalNetwork).connect({ Container: c.id });
+      await this.docker.getNetwork(this.internalNetworkId ?? this.internalNetwork).connect({ Container: c.id });
       await c.start();
-      return c;
+      return { egress: c, policy };
     });
     await waitForLog(egress, 'egress proxy listening', 20_000);
     this.logger.info({ allowAll: policy.allowAll, hosts: policy.hosts, ports: policy.ports }, 'network isolation: egress proxy running');
@@ -218,7 +252,7 @@ export class Isolation {
   /** HTTP servers: `127.0.0.1:<port>` on the host → the server container's `<port>` on the internal network. */
   async startIngress(target: string, port: number): Promise<void> {
     const image = await ensureHelperImage(this.docker, this.logger);
-    const ingress = await onSharedNetwork(this.docker, async () => {
+    const ingress = await onSharedNetwork(this.docker, async (externalNetworkId) => {
       await removeContainer(this.docker, this.ingressName);
       const c = await this.docker.createContainer({
         name: this.ingressName,
@@ -227,12 +261,12 @@ export class Isolation {
         Labels: sidecarLabels(this.ingressName),
         ExposedPorts: { [`${INGRESS_PORT}/tcp`]: {} },
         HostConfig: {
-          NetworkMode: EXTERNAL_NETWORK,
+          NetworkMode: externalNetworkId,
           PortBindings: { [`${INGRESS_PORT}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }] },
           ...LEAST_PRIVILEGE,
         },
       });
-      await this.docker.getNetwork(this.internalNetwork).connect({ Container: c.id });
+      await this.docker.getNetwork(this.internalNetworkId ?? this.internalNetwork).connect({ Container: c.id });
       await c.start();
       return c;
     });
@@ -248,11 +282,16 @@ export class Isolation {
   }
 }
 
-export async function removeNetwork(docker: Docker, name: string): Promise<void> {
+async function removeNetworkById(docker: Docker, id: string): Promise<void> {
   try {
-    await docker.getNetwork(name).remove();
+    await docker.getNetwork(id).remove();
   } catch (err) {
     // 404: gone already; 403/409: still in use by another workload's containers.
     if (statusOf(err) !== 404 && statusOf(err) !== 403 && statusOf(err) !== 409) throw err;
   }
+}
+
+/** Removes every network called `name` that nothing is attached to (there can be same-named twins). */
+export async function removeNetwork(docker: Docker, name: string): Promise<void> {
+  for (const n of await networksNamed(docker, name)) await removeNetworkById(docker, n.Id);
 }

@@ -127,7 +127,7 @@ export class DockerRuntime implements Runtime {
       if (!this.isolated) return options;
       const { isolation, env } = await this.isolationReady(await docker);
       options.Env = [...(options.Env ?? []), ...Object.entries(env).map(([k, v]) => `${k}=${v}`)];
-      options.HostConfig = { ...options.HostConfig, NetworkMode: isolation.internalNetwork, PortBindings: undefined };
+      options.HostConfig = { ...options.HostConfig, NetworkMode: isolation.internalNetworkId ?? isolation.internalNetwork, PortBindings: undefined };
       // HTTP servers: the ingress sidecar publishes the port and forwards to this container by name.
       if (request.onLine === undefined && request.port) await isolation.startIngress(options.name!, request.port);
       return options;
