@@ -60,6 +60,7 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
   const componentJson = JSON.stringify(component);
   /** JSON texts of the `source` and `target` parts that repeat from request to request. */
   const texts = new Map<string, string>();
+  let lastTarget: { endpoint: string; shownMethod: string; isStreamOpen: boolean; method: string | undefined; name: string | undefined; text: string } | undefined;
   return {
     name: AUDIT_STAGE,
     async handle(ctx, next) {
@@ -163,6 +164,15 @@ export function audit(options: AuditStageOptions): NamedMiddleware {
 
   /** `target` as JSON text, kept per endpoint, method and resource. */
   function targetJson(endpoint: string, shownMethod: string, isStreamOpen: boolean, method: string | undefined, name: string | undefined): string {
+    // Steady traffic repeats one target: compare with the last one before building a key.
+    const l = lastTarget;
+    if (l !== undefined && l.name === name && l.shownMethod === shownMethod && l.endpoint === endpoint && l.isStreamOpen === isStreamOpen && l.method === method) return l.text;
+    const text = targetJsonOf(endpoint, shownMethod, isStreamOpen, method, name);
+    lastTarget = { endpoint, shownMethod, isStreamOpen, method, name, text };
+    return text;
+  }
+
+  function targetJsonOf(endpoint: string, shownMethod: string, isStreamOpen: boolean, method: string | undefined, name: string | undefined): string {
     const key = isStreamOpen ? `s${endpoint.length}:${endpoint}${shownMethod}` : `t${endpoint.length}:${endpoint}${shownMethod.length}:${shownMethod}${name ?? ''}`;
     let text = texts.get(key);
     if (text === undefined) {

@@ -2,9 +2,10 @@
  * The `telemetry` stage: one span and a set of metric points per MCP request (ToolHive
  * `pkg/telemetry/middleware.go`, spec run-and-proxy §8.2).
  *
- * Hot path: a request the sampler drops costs one non-recording span (no attributes are computed for
- * it), a traceparent string for HTTP upstreams, and the metric points, recorded against attribute
- * objects cached per (method, status, tool…) so that steady traffic allocates nothing for them.
+ * Hot path: a request to a stdio server that the ratio drops costs one random number; a sampled one
+ * is recorded without the SDK (RootSpanRecorder). Requests to HTTP servers, and requests that carry a
+ * trace context, get an SDK span (non-recording when dropped) whose context goes upstream. The metric
+ * points are recorded against series found once per (method, status, tool…).
  */
 import type { ServerResponse } from 'node:http';
 import {
@@ -14,11 +15,13 @@ import {
   SpanStatusCode,
   type Attributes,
   type Context,
+  type HrTime,
   type Span,
+  type SpanStatus,
   type TextMapGetter,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { CALLER_SAMPLED_ROOT, type CounterSeries, type HistogramSeries, type Telemetry, type TelemetryInstruments } from '../telemetry/provider.js';
+import { millisToHrTime, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { type CounterSeries, type HistogramSeries, type Telemetry, type TelemetryInstruments } from '../telemetry/provider.js';
 import { formatToolArguments } from '../telemetry/span-attributes.js';
 import { firstHeader } from '../transport/http-util.js';
 import { onResponseDone } from './response-done.js';
@@ -62,6 +65,7 @@ interface SeriesBundle {
 export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
   const { telemetry: tel, serverName, transport } = options;
   const tracer = tel.tracer;
+  const rootSpans = tel.rootSpans;
   const instruments = tel.instruments;
   const legacy = tel.useLegacyAttributes;
   const isStdio = transport === 'stdio';
@@ -69,6 +73,8 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
   const networkTransport = isStdio ? 'pipe' : 'tcp';
   /** The metric series one kind of request records into, found once per kind (see seriesFor). */
   const bundles = new Map<string, SeriesBundle>();
+  /** The kind of the last request and its series. */
+  let last: { status: number; method: string | undefined; resourceId: string; httpMethod: string; isSseOpen: boolean; protocol: string; bundle: SeriesBundle } | undefined;
   const activeReq = instruments?.activeConnections.series('req', { server: serverName, transport });
   const activeSse = instruments?.activeConnections.series('sse', { server: serverName, transport, connection_type: 'sse' });
 
@@ -77,9 +83,17 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
     const method = ctx.mcp?.method;
     const resourceId = ctx.mcp?.resourceId ?? '';
     const protocol = isStdio ? '' : httpVersion(ctx.res);
+    // Steady traffic repeats one kind of request: compare with the last one before building a key.
+    const l = last;
+    if (l !== undefined && l.status === status && l.method === method && l.resourceId === resourceId && l.httpMethod === httpMethod && l.isSseOpen === isSseOpen && l.protocol === protocol) {
+      return l.bundle;
+    }
     const key = `${isSseOpen ? 's' : 'r'}${httpMethod}\u0000${status}\u0000${method ?? ''}\u0000${protocol}\u0000${resourceId}`;
     let b = bundles.get(key);
-    if (b !== undefined) return b;
+    if (b !== undefined) {
+      last = { status, method, resourceId, httpMethod, isSseOpen, protocol, bundle: b };
+      return b;
+    }
     const mcpMethod = isSseOpen ? 'sse_connection' : (method ?? 'unknown');
     // Each instrument keyed by exactly what its attributes hold, so that no two series share a label set.
     const reqKey = `${httpMethod}\u0000${status}\u0000${mcpMethod}\u0000${resourceId}`;
@@ -106,7 +120,10 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
           : undefined,
     };
     // Callers choose tool names: past the limit, kinds are looked up afresh each time instead of kept.
-    if (bundles.size < MAX_CACHED_ATTRIBUTE_SETS) bundles.set(key, b);
+    if (bundles.size < MAX_CACHED_ATTRIBUTE_SETS) {
+      bundles.set(key, b);
+      last = { status, method, resourceId, httpMethod, isSseOpen, protocol, bundle: b };
+    }
     return b;
   };
 
@@ -119,28 +136,39 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
       const mcp = ctx.mcp;
 
       let span: Span | undefined;
+      /** The attributes of a sampled stdio root span, recorded without the SDK when the request ends. */
+      let rootAttributes: Attributes | undefined;
+      let spanName = '';
       const incoming = tracer !== undefined ? incomingParent(ctx) : undefined;
-      // A stdio server gets no trace context, so a request without one that the root sampler would drop
-      // needs no span at all: the same decision (ratio of root traces) without the SDK's ids and objects.
-      if (tracer !== undefined && (incoming !== undefined || !isStdio || Math.random() < sampleRate)) {
-        // A stdio root got here only because it was sampled just now: the SDK must not sample it again.
-        const parent = incoming ?? (isStdio ? CALLER_SAMPLED_ROOT : otelContext.active());
-        const name = isSseOpen
+      // A stdio server gets no trace context: a request without one is a root whose span nothing reads
+      // while it runs, so the stage samples it (the same ratio of roots) and records it itself.
+      const recordRoot = isStdio && incoming === undefined;
+      if (tracer !== undefined && (!recordRoot || Math.random() < sampleRate)) {
+        spanName = isSseOpen
           ? 'sse.connection_established'
           : mcp?.method !== undefined
             ? mcp.resourceId
               ? `${mcp.method} ${mcp.resourceId}`
               : mcp.method
             : `${httpMethod} ${ctx.path}`;
-        span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
-        if (span.isRecording()) span.setAttributes(requestAttributes(ctx, options, networkTransport, legacy, tel.environmentAttributes, isSseOpen));
-        if (!isStdio) {
-          // W3C trace context for the server: the transparent proxy forwards the request's headers.
-          const sc = span.spanContext();
-          req.headers.traceparent = `00-${sc.traceId}-${sc.spanId}-0${sc.traceFlags & 1}`;
-          if (sc.traceState !== undefined) req.headers.tracestate = sc.traceState.serialize();
+        if (recordRoot) {
+          rootAttributes = requestAttributes(ctx, options, networkTransport, legacy, tel.environmentAttributes, isSseOpen);
+          if (isSseOpen) {
+            // The stream lives on; its span only marks that it opened.
+            const now = hrTimeOf(performance.now());
+            rootSpans!.record(spanName, now, now, rootAttributes, { code: SpanStatusCode.UNSET });
+          }
+        } else {
+          span = tracer.startSpan(spanName, { kind: SpanKind.SERVER }, incoming ?? otelContext.active());
+          if (span.isRecording()) span.setAttributes(requestAttributes(ctx, options, networkTransport, legacy, tel.environmentAttributes, isSseOpen));
+          if (!isStdio) {
+            // W3C trace context for the server: the transparent proxy forwards the request's headers.
+            const sc = span.spanContext();
+            req.headers.traceparent = `00-${sc.traceId}-${sc.spanId}-0${sc.traceFlags & 1}`;
+            if (sc.traceState !== undefined) req.headers.tracestate = sc.traceState.serialize();
+          }
+          if (isSseOpen) span.end(); // the stream lives on; its span only marks that it opened
         }
-        if (isSseOpen) span.end(); // the stream lives on; its span only marks that it opened
       }
 
       const active = isSseOpen ? activeSse : activeReq;
@@ -159,22 +187,14 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
           b.operationDuration.record(seconds);
           if (b.toolCalls !== undefined) b.toolCalls.value++;
         }
-        if (span !== undefined && !isSseOpen) {
+        if (isSseOpen) return;
+        if (rootAttributes !== undefined) {
+          const spanStatus = responseAttributes(rootAttributes, res, status, seconds, legacy);
+          rootSpans!.record(spanName, hrTimeOf(ctx.startedAt), hrTimeOf(endedAt), rootAttributes, spanStatus);
+        } else if (span !== undefined) {
           if (span.isRecording()) {
-            const size = Number(res.getHeader('content-length'));
-            const attrs: Attributes = { 'http.response.status_code': status };
-            if (Number.isFinite(size)) attrs['http.response.body.size'] = size;
-            if (legacy) {
-              attrs['http.status_code'] = status;
-              if (Number.isFinite(size)) attrs['http.response_content_length'] = size;
-              attrs['http.duration_ms'] = seconds * 1000;
-            }
-            if (status >= 500) {
-              attrs['error.type'] = String(status);
-              span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
-            } else if (status < 400) {
-              span.setStatus({ code: SpanStatusCode.OK });
-            }
+            const attrs: Attributes = {};
+            span.setStatus(responseAttributes(attrs, res, status, seconds, legacy));
             span.setAttributes(attrs);
           }
           span.end();
@@ -184,6 +204,28 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
       return next();
     },
   };
+}
+
+/** Adds the response's attributes to `attrs`; returns the span status (unset for 4xx, as ToolHive). */
+function responseAttributes(attrs: Attributes, res: ServerResponse, status: number, seconds: number, legacy: boolean): SpanStatus {
+  const size = Number(res.getHeader('content-length'));
+  attrs['http.response.status_code'] = status;
+  if (Number.isFinite(size)) attrs['http.response.body.size'] = size;
+  if (legacy) {
+    attrs['http.status_code'] = status;
+    if (Number.isFinite(size)) attrs['http.response_content_length'] = size;
+    attrs['http.duration_ms'] = seconds * 1000;
+  }
+  if (status >= 500) {
+    attrs['error.type'] = String(status);
+    return { code: SpanStatusCode.ERROR, message: `HTTP ${status}` };
+  }
+  return { code: status < 400 ? SpanStatusCode.OK : SpanStatusCode.UNSET };
+}
+
+/** A `performance.now()` reading as the epoch-based HrTime spans carry. */
+function hrTimeOf(now: number): HrTime {
+  return millisToHrTime(performance.timeOrigin + now);
 }
 
 /** The caller's trace context: W3C headers, else `params._meta.traceparent` (MCP's in-band form); undefined when neither. */

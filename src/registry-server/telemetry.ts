@@ -8,7 +8,7 @@ import { context, SpanKind, SpanStatusCode, type Attributes, type Counter, type 
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OtlpTraceExporter } from '../telemetry/otlp-trace-exporter.js';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
@@ -69,7 +69,7 @@ export function startRegistryTelemetry(cfg: TelemetryConfig | undefined, logger:
     tracerProvider = new BasicTracerProvider({
       resource,
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(cfg.tracing.sampling) }),
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl(cfg.endpoint, cfg.insecure, 'traces') }))],
+      spanProcessors: [new BatchSpanProcessor(new OtlpTraceExporter({ url: otlpUrl(cfg.endpoint, cfg.insecure, 'traces'), headers: {} }))],
     });
     tracer = tracerProvider.getTracer(SCOPE);
   }

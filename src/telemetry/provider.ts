@@ -7,11 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  createContextKey,
-  ROOT_CONTEXT,
   ValueType,
   type Attributes,
-  type Context,
   type HrTime,
   type ObservableResult,
   type Tracer,
@@ -34,15 +31,13 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
-  SamplingDecision,
   TraceIdRatioBasedSampler,
-  type Sampler,
-  type SamplingResult,
 } from '@opentelemetry/sdk-trace-base';
 import type { TelemetryConfigJson } from '../config/run-config.js';
 import type { Logger } from '../logging.js';
 import { VERSION } from '../version.js';
-import { WorkerSpanExporter } from './worker-span-exporter.js';
+import { OtlpTraceExporter } from './otlp-trace-exporter.js';
+import { RootSpanRecorder } from './root-span-recorder.js';
 
 /** ToolHive's instrumentation scope, so that dashboards built for it match. */
 export const INSTRUMENTATION_SCOPE = 'github.com/stacklok/toolhive/pkg/telemetry';
@@ -114,29 +109,6 @@ export class HistogramSeries {
   }
 }
 
-const SAMPLED_BY_CALLER = createContextKey('thv: root span already sampled by the caller');
-
-/**
- * The parent context of a root span whose sampling the caller already decided, at the configured ratio
- * (the telemetry stage does so in front of stdio servers, to skip the SDK for requests it drops). The
- * root sampler records such a span instead of applying the ratio a second time.
- */
-export const CALLER_SAMPLED_ROOT: Context = ROOT_CONTEXT.setValue(SAMPLED_BY_CALLER, true);
-
-/** The root sampler: the trace-id ratio, except for roots the caller has sampled already. */
-class CallerDecidedSampler implements Sampler {
-  constructor(private readonly ratio: Sampler) {}
-
-  shouldSample(context: Context, ...rest: Parameters<Sampler['shouldSample']> extends [Context, ...infer R] ? R : never): SamplingResult {
-    if (context.getValue(SAMPLED_BY_CALLER) === true) return { decision: SamplingDecision.RECORD_AND_SAMPLED };
-    return this.ratio.shouldSample(context, ...rest);
-  }
-
-  toString(): string {
-    return `CallerDecided{${this.ratio.toString()}}`;
-  }
-}
-
 /** The SDK's default explicit bucket boundaries (what `toolhive_mcp_request_duration` uses in ToolHive too). */
 const DEFAULT_BUCKETS = [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000];
 
@@ -198,6 +170,8 @@ export interface TelemetryInstruments {
 export interface Telemetry {
   /** Undefined when tracing is off or no endpoint is set. */
   tracer: Tracer | undefined;
+  /** Sampled root spans recorded without the SDK (stdio servers); set when `tracer` is. */
+  rootSpans: RootSpanRecorder | undefined;
   /** The root sampling ratio of the tracer (0–1). */
   samplingRate: number;
   /** Undefined when no metrics are exported or served. */
@@ -244,14 +218,16 @@ export function startTelemetry(
   });
 
   let tracerProvider: BasicTracerProvider | undefined;
+  let rootSpans: RootSpanRecorder | undefined;
   const rate = parseSamplingRate(config.samplingRate);
   if (endpoint !== undefined && config.tracingEnabled !== false) {
+    const exporter = new OtlpTraceExporter({ url: otlpUrl(endpoint, insecure, 'traces'), headers });
     tracerProvider = new BasicTracerProvider({
       resource,
-      sampler: new ParentBasedSampler({ root: new CallerDecidedSampler(new TraceIdRatioBasedSampler(rate)) }),
-      // Encoding and sending happen on a worker thread (see WorkerSpanExporter).
-      spanProcessors: [new BatchSpanProcessor(new WorkerSpanExporter({ url: otlpUrl(endpoint, insecure, 'traces'), headers, logger }))],
+      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(rate) }),
+      spanProcessors: [new BatchSpanProcessor(exporter)],
     });
+    rootSpans = new RootSpanRecorder(exporter, resource, { name: INSTRUMENTATION_SCOPE, version: VERSION });
   }
 
   const requestDuration = new LocalHistogram('toolhive_mcp_request_duration', 'Duration of MCP requests', DEFAULT_BUCKETS);
@@ -308,12 +284,15 @@ export function startTelemetry(
 
   return {
     tracer: tracerProvider?.getTracer(INSTRUMENTATION_SCOPE, VERSION),
+    rootSpans,
     samplingRate: rate,
     instruments,
     useLegacyAttributes: config.useLegacyAttributes !== false,
     environmentAttributes,
     metricsHandler: prometheus !== undefined ? prometheusHandler(prometheus, logger) : undefined,
     async shutdown() {
+      // The recorder's last batch goes out before the provider shuts the shared exporter down.
+      await rootSpans?.shutdown().catch(() => {});
       await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
     },
   };
