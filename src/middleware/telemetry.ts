@@ -64,8 +64,7 @@ interface SeriesBundle {
 
 export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
   const { telemetry: tel, serverName, transport } = options;
-  const tracer = tel.tracer;
-  const rootSpans = tel.rootSpans;
+  const tracing = tel.tracing;
   const instruments = tel.instruments;
   const legacy = tel.useLegacyAttributes;
   const isStdio = transport === 'stdio';
@@ -139,11 +138,11 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
       /** The attributes of a sampled stdio root span, recorded without the SDK when the request ends. */
       let rootAttributes: Attributes | undefined;
       let spanName = '';
-      const incoming = tracer !== undefined ? incomingParent(ctx) : undefined;
+      const incoming = tracing !== undefined ? incomingParent(ctx) : undefined;
       // A stdio server gets no trace context: a request without one is a root whose span nothing reads
       // while it runs, so the stage samples it (the same ratio of roots) and records it itself.
       const recordRoot = isStdio && incoming === undefined;
-      if (tracer !== undefined && (!recordRoot || Math.random() < sampleRate)) {
+      if (tracing !== undefined && (!recordRoot || Math.random() < sampleRate)) {
         spanName = isSseOpen
           ? 'sse.connection_established'
           : mcp?.method !== undefined
@@ -156,10 +155,10 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
           if (isSseOpen) {
             // The stream lives on; its span only marks that it opened.
             const now = hrTimeOf(performance.now());
-            rootSpans!.record(spanName, now, now, rootAttributes, { code: SpanStatusCode.UNSET });
+            tracing.rootSpans.record(spanName, now, now, rootAttributes, { code: SpanStatusCode.UNSET });
           }
         } else {
-          span = tracer.startSpan(spanName, { kind: SpanKind.SERVER }, incoming ?? otelContext.active());
+          span = tracing.tracer.startSpan(spanName, { kind: SpanKind.SERVER }, incoming ?? otelContext.active());
           if (span.isRecording()) span.setAttributes(requestAttributes(ctx, options, networkTransport, legacy, tel.environmentAttributes, isSseOpen));
           if (!isStdio) {
             // W3C trace context for the server: the transparent proxy forwards the request's headers.
@@ -188,9 +187,9 @@ export function telemetry(options: TelemetryStageOptions): NamedMiddleware {
           if (b.toolCalls !== undefined) b.toolCalls.value++;
         }
         if (isSseOpen) return;
-        if (rootAttributes !== undefined) {
+        if (rootAttributes !== undefined && tracing !== undefined) {
           const spanStatus = responseAttributes(rootAttributes, res, status, seconds, legacy);
-          rootSpans!.record(spanName, hrTimeOf(ctx.startedAt), hrTimeOf(endedAt), rootAttributes, spanStatus);
+          tracing.rootSpans.record(spanName, hrTimeOf(ctx.startedAt), hrTimeOf(endedAt), rootAttributes, spanStatus);
         } else if (span !== undefined) {
           if (span.isRecording()) {
             const attrs: Attributes = {};

@@ -168,10 +168,11 @@ export interface TelemetryInstruments {
 }
 
 export interface Telemetry {
-  /** Undefined when tracing is off or no endpoint is set. */
-  tracer: Tracer | undefined;
-  /** Sampled root spans recorded without the SDK (stdio servers); set when `tracer` is. */
-  rootSpans: RootSpanRecorder | undefined;
+  /**
+   * Undefined when tracing is off or no endpoint is set. `rootSpans` records sampled roots without the
+   * SDK (stdio servers, see RootSpanRecorder); both export through the same exporter.
+   */
+  tracing: { tracer: Tracer; rootSpans: RootSpanRecorder } | undefined;
   /** The root sampling ratio of the tracer (0–1). */
   samplingRate: number;
   /** Undefined when no metrics are exported or served. */
@@ -218,7 +219,7 @@ export function startTelemetry(
   });
 
   let tracerProvider: BasicTracerProvider | undefined;
-  let rootSpans: RootSpanRecorder | undefined;
+  let tracing: Telemetry['tracing'];
   const rate = parseSamplingRate(config.samplingRate);
   if (endpoint !== undefined && config.tracingEnabled !== false) {
     const exporter = new OtlpTraceExporter({ url: otlpUrl(endpoint, insecure, 'traces'), headers });
@@ -227,7 +228,10 @@ export function startTelemetry(
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(rate) }),
       spanProcessors: [new BatchSpanProcessor(exporter)],
     });
-    rootSpans = new RootSpanRecorder(exporter, resource, { name: INSTRUMENTATION_SCOPE, version: VERSION });
+    tracing = {
+      tracer: tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
+      rootSpans: new RootSpanRecorder(exporter, resource, { name: INSTRUMENTATION_SCOPE, version: VERSION }),
+    };
   }
 
   const requestDuration = new LocalHistogram('toolhive_mcp_request_duration', 'Duration of MCP requests', DEFAULT_BUCKETS);
@@ -283,8 +287,7 @@ export function startTelemetry(
   if (endpoint !== undefined) logger.info({ endpoint, tracing: tracerProvider !== undefined, metrics: readers.length > 0 }, 'OpenTelemetry export enabled');
 
   return {
-    tracer: tracerProvider?.getTracer(INSTRUMENTATION_SCOPE, VERSION),
-    rootSpans,
+    tracing,
     samplingRate: rate,
     instruments,
     useLegacyAttributes: config.useLegacyAttributes !== false,
@@ -292,7 +295,7 @@ export function startTelemetry(
     metricsHandler: prometheus !== undefined ? prometheusHandler(prometheus, logger) : undefined,
     async shutdown() {
       // The recorder's last batch goes out before the provider shuts the shared exporter down.
-      await rootSpans?.shutdown().catch(() => {});
+      await tracing?.rootSpans.shutdown().catch(() => {});
       await Promise.allSettled([tracerProvider?.shutdown(), meterProvider?.shutdown()]);
     },
   };
